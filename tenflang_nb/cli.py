@@ -1,0 +1,233 @@
+"""The three commands: ``tfcompiler``, ``tfweightcalc``, ``tfevaluate``.
+
+Thin wrappers over ``tenflang_nb.core.api``. Exit status: 0 success, 1 a bad program, file or
+value, 2 bad usage, 130 interrupted. Errors go to stderr naming the file and ``line N``;
+nothing goes to stdout (and no ``-o`` file is touched) unless the command succeeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+
+from . import __version__
+from .core import api
+from .core.errors import Diagnostic, TenFlangError
+from .core.textio import read_text, write_atomic
+from .core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, INITS
+from .core.vectors import format_vector, read_vectors
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _warn(diags: Sequence[Diagnostic], quiet: bool) -> None:
+    if not quiet:
+        for d in diags:
+            print(d.render(), file=sys.stderr)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: '{text}'")
+    return value
+
+
+def _nonneg_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0: '{text}'")
+    return value
+
+
+def _parser(prog: str, description: str, epilog: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write to FILE (atomically) instead of standard output")
+    p.add_argument("-q", "--quiet", action="store_true", help="no warnings or progress")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return p
+
+
+def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog: str) -> int:
+    try:
+        return body(argv)
+    except TenFlangError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except MemoryError:
+        print(f"{prog}: out of memory", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bug in tenflang_nb: still no traceback for the user
+        if os.environ.get("TENFLANG_DEBUG"):
+            traceback.print_exc()
+        print(f"{prog}: internal error: {type(exc).__name__}: {exc}\n"
+              "(set TENFLANG_DEBUG=1 to see the traceback, and please report it)",
+              file=sys.stderr)
+        return 1
+
+
+# ---------------------------------------------------------------------------- tfcompiler
+
+
+def _compiler(argv: list[str] | None) -> int:
+    p = _parser("tfcompiler", "Compile a TenFlang shape program to its Gradient Computing "
+                "Program (GCP), printed on standard output.",
+                "example:\n  tfcompiler shape.tf > gcp.tf\n  tfcompiler --full shape.tf -o gcp.tf")
+    p.add_argument("shape", metavar="SHAPE.tf", nargs="?", help="the shape program")
+    p.add_argument("--full", action="store_true",
+                   help="keep every partial derivative (default: only what some weight's "
+                        "gradient needs)")
+    p.add_argument("--expand", action="store_true",
+                   help="print the program with vectors and macros expanded, do not compile")
+    p.add_argument("--list-ops", action="store_true",
+                   help="print the table of operators and exit")
+    args = p.parse_args(argv)
+    if args.list_ops:
+        from .core.ops import describe_operators
+
+        _emit(describe_operators(), args.output)
+        return 0
+    if args.shape is None:
+        p.error("the following arguments are required: SHAPE.tf")
+    text = read_text(args.shape)
+    if args.expand:
+        from .core.expand import expand_text
+
+        _emit(expand_text(text, args.shape), args.output)
+        return 0
+    program = api.parse(text, args.shape)
+    gcp = api.compile(program, full=args.full)
+    _warn(program.warnings, args.quiet)
+    _emit(gcp.text, args.output)
+    return 0
+
+
+def compiler_main(argv: list[str] | None = None) -> int:
+    """Entry point of ``tfcompiler``."""
+    return _main(_compiler, argv, "tfcompiler")
+
+
+# ---------------------------------------------------------------------------- tfweightcalc
+
+
+class _Progress:
+    def __init__(self, enabled: bool, max_iter: int) -> None:
+        self.enabled = enabled
+        self.max_iter = max_iter
+        self.last = 0.0
+
+    def __call__(self, trainer: api.GradientDescent, record: api.TrainResult | object) -> None:
+        now = time.monotonic()
+        if self.enabled and (now - self.last > 0.2 or trainer.done):
+            self.last = now
+            r = trainer.history[-1]
+            sys.stderr.write(f"\riteration {r.iteration}/{self.max_iter}  loss {r.loss:.6g}  "
+                             f"|grad| {r.grad_norm:.3g}   ")
+            if trainer.done:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _write_log(path: str, trainer: api.GradientDescent) -> None:
+    rows = ["iteration,loss,grad_norm"]
+    rows += [f"{r.iteration},{r.loss!r},{r.grad_norm!r}" for r in trainer.history]
+    write_atomic(path, "\n".join(rows) + "\n")
+
+
+def _weightcalc(argv: list[str] | None) -> int:
+    p = _parser("tfweightcalc", "Find the weights minimising the mean loss over the training "
+                "data by gradient descent, running the GCP on all examples at once.",
+                "example:\n  tfweightcalc gcp.tf training_data.txt > weights.txt\n\n"
+                "DATA: one vector per line ({x: 1, y: 0}), a CSV file with a header, or the "
+                "original's 'name value' lines.")
+    p.add_argument("gcp", metavar="GCP.tf", help="a gradient program made by tfcompiler")
+    p.add_argument("data", metavar="DATA", help="the training data (inputs and expected "
+                   "outputs)")
+    p.add_argument("--lr", type=_nonneg_float, default=DEFAULT_LR,
+                   help=f"learning rate (default {DEFAULT_LR})")
+    p.add_argument("--tol", type=_nonneg_float, default=DEFAULT_TOL,
+                   help=f"stop when ||gradient|| <= TOL (default {DEFAULT_TOL})")
+    p.add_argument("--max-iter", type=_positive_int, default=DEFAULT_MAX_ITER,
+                   help=f"at most this many updates (default {DEFAULT_MAX_ITER})")
+    p.add_argument("--init", choices=INITS, default="auto",
+                   help="initial weights: zeros; normal (N(0, 1/fan_in)); auto (default: "
+                        "matrices normal, scalars and vectors zero)")
+    p.add_argument("--seed", type=int, default=0, help="random seed for --init (default 0)")
+    p.add_argument("--log", metavar="FILE", help="write iteration,loss,grad_norm as CSV")
+    args = p.parse_args(argv)
+    gcp = api.parse(read_text(args.gcp), args.gcp)
+    data = read_vectors(args.data)
+    trainer = api.trainer(gcp, data, lr=args.lr, tol=args.tol, max_iter=args.max_iter,
+                          init=args.init, seed=args.seed)
+    progress = _Progress(sys.stderr.isatty() and not args.quiet, args.max_iter)
+    try:
+        trainer.run(progress)
+    finally:
+        if args.log:
+            _write_log(args.log, trainer)
+    last = trainer.history[-1]
+    if not args.quiet:
+        state = (f"converged after {trainer.iterations} iterations" if trainer.converged else
+                 f"warning: stopped by --max-iter {args.max_iter} before converging")
+        print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss!r}, "
+              f"|grad| {last.grad_norm:.3g} (tol {args.tol})", file=sys.stderr)
+    _emit(format_vector(trainer.weights) + "\n", args.output)
+    return 0
+
+
+def weightcalc_main(argv: list[str] | None = None) -> int:
+    """Entry point of ``tfweightcalc``."""
+    return _main(_weightcalc, argv, "tfweightcalc")
+
+
+# ---------------------------------------------------------------------------- tfevaluate
+
+
+def _evaluate(argv: list[str] | None) -> int:
+    p = _parser("tfevaluate", "Run a TenFlang program once per input vector and print its "
+                "output and loss values, one vector per line (null: no value).",
+                "example:\n  tfevaluate shape.tf new_inputs.txt weights.txt")
+    p.add_argument("program", metavar="PROGRAM.tf")
+    p.add_argument("inputs", metavar="INPUTS", help="one or more input vectors")
+    p.add_argument("weights", metavar="WEIGHTS", nargs="?",
+                   help="the weight vector (from tfweightcalc); omit it when the inputs "
+                        "give the weights")
+    args = p.parse_args(argv)
+    program = api.parse(read_text(args.program), args.program)
+    inputs = read_vectors(args.inputs)
+    weights = None
+    if args.weights:
+        from .core.bindings import weight_vector
+
+        weights = weight_vector(program, read_vectors(args.weights))
+    results = api.evaluate(program, inputs, weights)
+    _emit("".join(format_vector(r) + "\n" for r in results), args.output)
+    return 0
+
+
+def evaluate_main(argv: list[str] | None = None) -> int:
+    """Entry point of ``tfevaluate``."""
+    return _main(_evaluate, argv, "tfevaluate")

@@ -1,0 +1,131 @@
+"""The documented Python API: the three phases as plain functions.
+
+>>> from tenflang_nb.core.api import parse, compile, train, evaluate
+>>> from tenflang_nb.core.graph import SEED_EXAMPLE
+>>> shape = parse(SEED_EXAMPLE)
+>>> gcp = compile(shape)
+>>> result = train(gcp, {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, max_iter=50)
+>>> len(result.history), result.converged
+(51, False)
+>>> evaluate(shape, [{"x": 0.0}], result.weights)
+[{'o': 0.5, 'lambda': None}]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from . import bindings
+from .backprop import Gcp, compile_program
+from .errors import TenFlangError
+from .plan import Plan, interpret
+from .program import Program, check, parse
+from .syntax import GIVEN_KINDS
+from .textio import read_text
+from .train import GradientDescent, TrainResult, Weights, gcp_weights, initial_weights
+from .vectors import VectorTable, read_vectors
+
+__all__ = [
+    "Gcp", "GradientDescent", "Program", "TenFlangError", "TrainResult", "check", "compile",
+    "evaluate", "gcp_weights", "initial_weights", "interpret", "load_data", "parse",
+    "parse_file", "train", "trainer",
+]
+
+
+def parse_file(path: str | os.PathLike[str]) -> Program:
+    """Read and parse a TenFlang file (errors name the file and line)."""
+    return parse(read_text(path), os.fspath(path))
+
+
+def compile(program: Program | str, full: bool = False) -> Gcp:  # noqa: A001 - the phase's name
+    """Compile a shape program (or its text) to its Gradient Computing Program.
+
+    ``full`` keeps every partial (as the seed's example does); the default emits only what
+    some weight's gradient needs.
+    """
+    if isinstance(program, str):
+        program = parse(program)
+    return compile_program(program, full=full)
+
+
+def load_data(data: Any, file: str = "<data>") -> VectorTable:
+    """Data from a path (str / PathLike) or from Python values; see ``bindings.as_table``."""
+    if isinstance(data, str | os.PathLike):
+        return read_vectors(data)
+    return bindings.as_table(data, file)
+
+
+def _gcp_program(gcp: Gcp | Program | str) -> Program:
+    if isinstance(gcp, Gcp):
+        return gcp.program()
+    if isinstance(gcp, str):
+        return parse(gcp, "<GCP>")
+    return gcp
+
+
+def trainer(gcp: Gcp | Program | str, data: Any, **options: Any) -> GradientDescent:
+    """A :class:`GradientDescent` bound to the training ``data`` (not yet run)."""
+    program = _gcp_program(gcp)
+    table = load_data(data)
+    _, grads = gcp_weights(program)
+    columns = bindings.training_columns(program, table, list(grads))
+    return GradientDescent(program, columns, len(table), **options)
+
+
+def train(gcp: Gcp | Program | str, data: Any, **options: Any) -> TrainResult:
+    """Gradient descent (options: lr, tol, max_iter, init, seed, start) to convergence."""
+    return trainer(gcp, data, **options).run()
+
+
+def evaluate(program: Program, inputs: Any, weights: Weights | None = None
+             ) -> list[dict[str, Any]]:
+    """Run ``program`` once per input vector with ``weights``: its output and loss values.
+
+    Inputs of kind ``input`` and the weights are required; a missing ``exp_output`` is NULL
+    (so the loss is None). Examples are run together, grouped by which values are NULL.
+    """
+    table = load_data(inputs)
+    from_data = weights is None  # the input vectors carry the weights themselves
+    weights = dict(weights or {})
+    for name in weights:
+        if name not in program.decls or program.kind(name) not in GIVEN_KINDS:
+            raise TenFlangError.at(f"'{name}' is not a weight of {program.file}")
+    data_names = [n for n in program.names(*GIVEN_KINDS) if n not in weights]
+    bindings.check_names(program, table, "the inputs", set(data_names))
+    if not from_data:
+        missing_w = [w for w in program.names("weight") if w not in weights]
+        if missing_w:
+            decl = program.decls[missing_w[0]]
+            raise TenFlangError.at(f"the weights give no value for weight '{missing_w[0]}'",
+                                   file=program.file, line=decl.src.line, source=decl.src.text)
+    required = [n for n in data_names if program.kind(n) in ("input", "weight")]
+    bindings.require(program, table, required, f"{program.file} declares it")
+    plan = Plan(program)
+    results: list[dict[str, Any]] = [{} for _ in range(len(table))]
+    pattern = np.zeros((len(table), len(data_names)), dtype=bool)
+    for j, name in enumerate(data_names):
+        if name in table.present:
+            pattern[:, j] = table.present[name]
+    groups: dict[bytes, list[int]] = {}
+    for i, row in enumerate(pattern):
+        groups.setdefault(row.tobytes(), []).append(i)
+    for rows in groups.values():
+        index = np.array(rows)
+        present = pattern[rows[0]]
+        data: dict[str, Any] = {n: table.columns[n][index]
+                                for j, n in enumerate(data_names) if present[j]}
+        run = plan.bind({**data, **weights}, len(rows))
+        with np.errstate(all="ignore"):
+            run.run()
+        for name in plan.results:
+            values = run.value(name)
+            for k, i in enumerate(rows):
+                results[i][name] = None if values is None else _plain(values[k])
+    return results
+
+
+def _plain(v: np.ndarray) -> Any:
+    return float(v) if v.shape == () else np.array(v)

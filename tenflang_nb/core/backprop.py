@@ -1,0 +1,336 @@
+"""The compile phase: a shape :class:`Program` -> its Gradient Computing Program (GCP).
+
+For each variable ``v`` in reverse topological order the GCP defines the adjoint ``d/L/d/v``
+as the SUM over every use of ``v`` (fan-out, and the same operand twice in one line) of
+``d/L/d/p * d/p/d/v``, then the local partials ``d/v/d/m`` of ``v``'s own operands. Operators
+that are not elementwise contribute vector-Jacobian products instead (see ``ops.py``).
+Every emitted line records the shape-program line it derives from (its provenance).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import ops
+from .errors import Diagnostic, TenFlangError
+from .graph import DataFlowGraph
+from .ops import Const, KernelSpec, Ref, Shape
+from .program import Program, check
+from .syntax import GIVEN_KINDS, Comment, Declare, Define, Src, Statement
+
+
+def adjoint_name(loss: str, v: str) -> str:
+    """``d/L/d/v``: the derivative of the loss with respect to ``v``."""
+    return f"d/{loss}/d/{v}"
+
+
+@dataclass
+class GcpLine:
+    statement: Statement
+    origin: int  # line of the shape program this line derives from (0: none)
+    section: str  # "header", "forward" or "backward"
+
+
+@dataclass
+class Gcp:
+    """A generated Gradient Computing Program and where each of its lines came from."""
+
+    shape: Program
+    loss: str
+    weights: list[str]
+    full: bool
+    lines: list[GcpLine] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(f"{line.statement}\n" for line in self.lines)
+
+    def program(self) -> Program:
+        """The GCP as a checked :class:`Program` (line numbers are those of ``text``)."""
+        from .program import parse
+
+        return parse(self.text, f"<GCP of {self.shape.file}>")
+
+    def gradient_names(self) -> dict[str, str]:
+        """Weight name -> name of its gradient output in the GCP."""
+        return {w: adjoint_name(self.loss, w) for w in self.weights}
+
+    def provenance(self) -> list[int]:
+        """For each GCP text line (from 1), the shape-program line it derives from (0: none)."""
+        return [line.origin for line in self.lines]
+
+
+class _Tmp:
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+class _Emitter:
+    """Collects the lines computing one named quantity; folds constants as it goes."""
+
+    def __init__(self, shapes: dict[str, Shape]) -> None:
+        self.shapes = shapes
+        self.instrs: list[tuple[str, tuple[Ref | _Tmp, ...], Shape]] = []
+
+    def shape(self, ref: Ref | _Tmp) -> Shape:
+        if isinstance(ref, _Tmp):
+            return self.instrs[ref.index][2]
+        if isinstance(ref, Const):
+            return ()
+        return self.shapes[ref]
+
+    def __call__(self, name: str, *args: Ref | _Tmp) -> Ref | _Tmp:  # type: ignore[override]
+        op = ops.OPS[name]
+        folded = _fold(name, args)
+        if folded is not None:
+            return folded
+        shape = op.shape(*(self.shape(a) for a in args))
+        self.instrs.append((name, args, shape))
+        return _Tmp(len(self.instrs) - 1)
+
+
+def _is(ref: object, value: float) -> bool:
+    return isinstance(ref, Const) and ref.value == value
+
+
+def _fold(name: str, args: tuple[Ref | _Tmp, ...]) -> Ref | _Tmp | None:
+    # identities keep the GCP readable; constants scalars never change a tensor's shape
+    if all(isinstance(a, Const) for a in args) and ops.OPS[name].elementwise:
+        values = [np.array([a.value]) for a in args]  # type: ignore[union-attr]
+        spec = KernelSpec(tuple(() for _ in args), (), tuple(True for _ in args),
+                          tuple(a.value for a in args))  # type: ignore[union-attr]
+        with np.errstate(all="ignore"):
+            result = float(ops.OPS[name].kernel(spec)(*values)[0])
+        return Const.of(result) if np.isfinite(result) else None
+    if name == "mul":
+        a, b = args
+        return b if _is(a, 1) else a if _is(b, 1) else None
+    if name in ("div", "pow"):
+        return args[0] if _is(args[1], 1) else None
+    if name == "add":
+        a, b = args
+        return b if _is(a, 0) else a if _is(b, 0) else None
+    if name == "sub":
+        return args[0] if _is(args[1], 0) else None
+    return None
+
+
+class _Writer:
+    def __init__(self, loss: str, shapes: dict[str, Shape]) -> None:
+        self.loss = loss
+        self.shapes = shapes
+        self.lines: list[GcpLine] = []
+        self.counters: dict[str, int] = {}
+
+    def add(self, statement: Statement, origin: int, section: str = "backward") -> None:
+        self.lines.append(GcpLine(statement, origin, section))
+
+    def fresh(self, base: str) -> str:
+        k = self.counters.get(base, 0)
+        self.counters[base] = k + 1
+        return f"{base}:{k}"
+
+    def declare(self, kind: str, name: str, shape: Shape, origin: int) -> None:
+        self.shapes[name] = shape
+        self.add(Declare(kind, name, shape or None), origin)
+
+    def emit(self, base: str, e: _Emitter, result: Ref | _Tmp, origin: int,
+             kind: str = "intvar", name: str | None = None) -> str:
+        """Write the emitter's lines; the last one (the result) is named ``name or base``."""
+        target = name or base
+        names: dict[int, str] = {}
+        last = result.index if isinstance(result, _Tmp) else -1
+
+        def ref(a: Ref | _Tmp) -> Ref:
+            return names[a.index] if isinstance(a, _Tmp) else a
+
+        for i, (op, args, shape) in enumerate(e.instrs):
+            if i == last:
+                continue
+            names[i] = self.fresh(base)
+            self.declare("intvar", names[i], shape, origin)
+            self.add(Define(names[i], op, tuple(ref(a) for a in args)), origin)
+        if isinstance(result, _Tmp):
+            op, args, shape = e.instrs[last]
+            self.declare(kind, target, shape, origin)
+            self.add(Define(target, op, tuple(ref(a) for a in args)), origin)
+        else:
+            self.declare(kind, target, e.shape(result), origin)
+            self.add(Define(target, None, (result,)), origin)
+        return target
+
+
+def compile_program(program: Program, full: bool = False) -> Gcp:
+    """Differentiate a shape program: the GCP computing d(loss)/d(weight) for every weight.
+
+    >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+    >>> from tenflang_nb.core.program import parse
+    >>> gcp = compile_program(parse(SEED_EXAMPLE, "example_shape.tf"))
+    >>> [l for l in gcp.text.splitlines() if l.startswith("define d/lambda/d/w")]
+    ['define d/lambda/d/w = mul d/lambda/d/z d/z/d/w']
+    """
+    loss = _check_loss(program)
+    graph = DataFlowGraph(program)
+    topo = graph.topological_order([loss])  # ancestors of the loss, producers first
+    position = {v: i for i, v in enumerate(reversed(topo))}
+    weights = program.names("weight")
+    ancestors = set(topo)
+    if full:
+        needed = ancestors
+    else:
+        needed = ancestors & graph.descendants([w for w in weights if w in ancestors])
+    shapes = dict(program.shapes)
+    out = _Writer(loss, shapes)
+    _forward(program, out, ancestors, full)
+
+    origin_of = {n: d.src.line for n, d in program.decls.items()}
+    origin_of.update({n: d.src.line for n, d in program.defs.items()})
+    partial_name: dict[tuple[str, str], str] = {}  # (consumer, operand) -> local partial
+    for v in reversed(topo):
+        if v not in needed:
+            continue
+        origin = origin_of[v]
+        out.add(Comment(_describe(program, v)), origin)
+        consumers = sorted((p for p in graph.consumers(v) if p in needed), key=position.get)
+        if v == loss:
+            if full:
+                out.declare("intvar", adjoint_name(loss, loss), (), origin)
+                out.add(Define(adjoint_name(loss, loss), None, (Const.of(1),)), origin)
+        elif not (consumers == [loss] and partial_name.get((loss, v)) == adjoint_name(loss, v)):
+            _adjoint(program, out, v, consumers, partial_name, origin)
+        _local_partials(program, out, v, needed, graph, partial_name, origin)
+
+    for w in weights:
+        if w not in needed:
+            origin = origin_of[w]
+            out.add(Comment(f"weight {w} cannot affect {loss}: its gradient is 0"), origin)
+            e = _Emitter(shapes)
+            zero = e("mul", Const.of(0), w) if shapes[w] else Const.of(0)
+            out.emit(adjoint_name(loss, w), e, zero, origin, kind="output")
+    return Gcp(program, loss, weights, full, out.lines)
+
+
+def _check_loss(program: Program) -> str:
+    loss = program.loss
+    errors: list[Diagnostic] = []
+    if loss not in program.defs:
+        errors.append(program.decls[loss].src.diag(f"the loss '{loss}' is never defined", 2))
+    for d in program.defs.values():
+        for i, a in enumerate(d.args):
+            if a == loss:
+                errors.append(d.src.diag(
+                    f"the loss '{loss}' cannot be used as an operand", d.operand_token(i),
+                    hint="the loss must be the last value computed; use an intvar for "
+                         "partial sums"))
+    if errors:
+        raise TenFlangError(errors)
+    return loss
+
+
+def _forward(program: Program, out: _Writer, ancestors: set[str], full: bool) -> None:
+    weights = program.names("weight")
+    name = program.file.rsplit("/", 1)[-1]
+    for text in (
+        f"Gradient Computing Program generated by tfcompiler from {name}",
+        f"loss: {program.loss}; weights: {' '.join(weights) or '(none)'}",
+        f"outputs: {' '.join(adjoint_name(program.loss, w) for w in weights) or '(none)'}",
+        "forward pass: the shape program (inputs, expected outputs and weights are inputs)",
+    ):
+        out.add(Comment(text), 0, "header")
+    for s in program.statements:
+        if isinstance(s, Comment):
+            continue
+        if isinstance(s, Declare):
+            keep = full or s.kind in GIVEN_KINDS or s.name in ancestors
+            if not keep:
+                continue
+            kind = "input" if s.kind in GIVEN_KINDS else (
+                "loss" if s.kind == "loss" else "intvar")
+            shape = program.shapes[s.name]
+            out.add(Declare(kind, s.name, shape or None), s.src.line, "forward")
+        elif full or s.target in ancestors:
+            out.add(Define(s.target, s.op, s.args), s.src.line, "forward")
+    out.add(Comment(f"backward pass: adjoints d/{program.loss}/d/v, "
+                    "loss first (reverse topological order)"), 0, "header")
+
+
+def _describe(program: Program, v: str) -> str:
+    d = program.defs.get(v)
+    s: Statement = d if d is not None else program.decls[v]
+    text = s.src.expansion or " ".join(s.src.tokens) or str(s)
+    return f"line {s.src.line}: {text}"
+
+
+def _adjoint(program: Program, out: _Writer, v: str, consumers: list[str],
+             partial_name: dict[tuple[str, str], str], origin: int) -> None:
+    loss = out.loss
+    shapes = out.shapes
+    e = _Emitter(shapes)
+    total: Ref | _Tmp | None = None
+    for p in consumers:
+        d = program.defs[p]
+        g: Ref = Const.of(1) if p == loss else adjoint_name(loss, p)
+        op = ops.OPS[d.op] if d.op else None
+        if op is None:  # a copy: d/p/d/v = 1
+            term: Ref | _Tmp = g
+        elif op.partials is not None:
+            partial = partial_name[(p, v)]
+            term = e("mul", g, partial)
+            if e.shape(term) != shapes[v]:
+                term = e("sumto", term, v)
+        else:
+            term = _vjp_sum(op, e, g, d, v)
+        total = term if total is None else e("add", total, term)
+    assert total is not None
+    kind = "output" if program.kind(v) == "weight" else "intvar"
+    out.emit(adjoint_name(loss, v), e, total, origin, kind=kind)
+
+
+def _vjp_sum(op: ops.Op, e: _Emitter, g: Ref, d: Define, v: str) -> Ref | _Tmp:
+    assert op.vjp is not None
+    total: Ref | _Tmp | None = None
+    for i, a in enumerate(d.args):
+        if a == v:
+            term = op.vjp[i](e, g, *d.args, d.target)
+            total = term if total is None else e("add", total, term)
+    assert total is not None
+    return total
+
+
+def _local_partials(program: Program, out: _Writer, p: str, needed: set[str],
+                    graph: DataFlowGraph, partial_name: dict[tuple[str, str], str],
+                    origin: int) -> None:
+    d = program.defs.get(p)
+    if d is None or d.op is None or ops.OPS[d.op].partials is None:
+        return
+    op = ops.OPS[d.op]
+    assert op.partials is not None
+    loss = out.loss
+    for m in dict.fromkeys(d.variables()):
+        if m not in needed:
+            continue
+        e = _Emitter(out.shapes)
+        total: Ref | _Tmp | None = None
+        for i, a in enumerate(d.args):
+            if a == m:  # the same operand twice (mul w w): the partial is the sum of both
+                term = op.partials[i](e, *d.args, p)
+                total = term if total is None else e("add", total, term)
+        assert total is not None
+        base = f"d/{p}/d/{m}"
+        name = None
+        if p == loss and [c for c in graph.consumers(m) if c in needed] != [loss]:
+            # d/L/d/m is m's adjoint; this direct partial is only one of its terms
+            name = out.fresh(base)
+        partial_name[(p, m)] = out.emit(base, e, total, origin, name=name)
+
+
+def gcp_program_check(gcp: Gcp) -> Program:
+    """Re-check the generated statements (a GCP is itself a TenFlang program)."""
+    return check([line.statement for line in gcp.lines], "<GCP>")
+
+
+__all__ = ["Gcp", "GcpLine", "adjoint_name", "compile_program", "Src"]

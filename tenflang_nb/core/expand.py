@@ -1,0 +1,711 @@
+"""The original TenFlang preprocessor: ``#macro``, vectors, ``dot`` and ``reduce_vector``.
+
+The 2016 C++ TenFlang implemented vectors and macros as a text-to-text step that runs before
+parsing. This module reproduces that step with the original's generated names, so that
+programs written for the original expand exactly as they did then:
+
+* ``declare_vector input x 3``  ->  ``declare input x.0`` ... ``declare input x.2``
+* ``define_vector y = mul x w`` ->  ``define y.0 = mul x.0 w.0`` ... (or one macro expansion
+  per component)
+* ``define s = dot x w``        ->  temporaries ``s.0`` ... ``s.(2n-2)``, then
+  ``define s = s.(2n-2)``
+* ``define s = reduce_vector x add`` -> temporaries ``s.0`` ... ``s.(n-2)``
+* ``#macro c = m a b; body...`` -> every use ``define z = m x y`` becomes the body with ``c``
+  renamed ``z``, ``a``/``b`` replaced by ``x``/``y`` and each local ``p`` renamed ``z_p<k>``,
+  ``k`` counting the uses of ``m`` from 0.
+
+Every line of the result remembers the user's line it came from, so the parser and checker
+can point at what the user wrote. Ordinary ``declare``/``define`` lines and comments pass
+through unchanged; they are tracked (names, kinds, what is defined) only as far as the
+original's vector and macro rules need.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .errors import TenFlangError
+from .ops import Op, lookup, operator_names
+
+MAX_VECTOR_SIZE = 1000  # the original's MAX_VECTOR_SIZE
+
+GIVEN_KINDS = frozenset({"input", "weight", "exp_output"})  # defined once declared
+_KINDS = frozenset({"input", "output", "exp_output", "weight", "intvar", "loss", "constant"})
+_INSTRUCTIONS = frozenset({"declare", "define", "declare_vector", "define_vector", "#macro"})
+# keywords of the original that only unit tests could reach; a program using them was rejected
+_RETIRED_VECTOR_OPS = {
+    "scale_vector": "define_vector r = mul u s",
+    "increment_vector": "define_vector r = add u s",
+    "component_wise_add": "define_vector r = add u v",
+    "component_wise_mul": "define_vector r = mul u v",
+}
+_KEYWORDS = (
+    _KINDS | _INSTRUCTIONS | set(_RETIRED_VECTOR_OPS)
+    | {"dot", "reduce_vector", "=", "inf", "infinity", "nan", "null"}
+)
+
+_TOKEN_RE = re.compile(r"[^ \t]+")
+_PART_RE = re.compile(r"[^;]+")
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+# Macro variables may not contain digits (as in the original): a renamed local is the local's
+# name followed by the use count, so ``p1`` at use 0 and ``p`` at use 10 would both be ``z_p10``.
+_MACRO_VAR_RE = re.compile(r"[A-Za-z_]+")
+_MACRO_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# no '.' in a vector's name: ``a.b.0`` could not be told apart from a component of ``a``
+_VECTOR_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# One regex per word, each starting with the word itself: re then scans for that literal
+# prefix at C speed, where a single alternation (or a leading look-behind) is tried at every
+# position and is ten times slower on a long program. A substring test skips absent words.
+_TRIGGER_WORDS = ("#macro", "declare_vector", "define_vector", "dot", "reduce_vector")
+_TRIGGERS = tuple(
+    (word, re.compile(rf"{re.escape(word)}(?<![^ \t\n]{re.escape(word)})(?![^ \t;\r\n])"))
+    for word in _TRIGGER_WORDS
+)
+
+
+@dataclass(frozen=True)
+class ExpandedLine:
+    """One line of the expanded program and the 1-based line of the user's file it came from."""
+
+    text: str
+    line: int
+
+
+def needs_expansion(text: str) -> bool:
+    """Whether ``text`` uses ``#macro``, ``declare_vector``, ``define_vector``, ``dot`` or
+    ``reduce_vector`` (so that :func:`expand` must run before parsing).
+
+    A word in a comment also counts: expanding such a program is harmless, only slower.
+
+    >>> needs_expansion("declare input x\\ndefine y = dot x x\\n")
+    True
+    >>> needs_expansion("declare input dotty\\ndefine y = mul dotty 2\\n")
+    False
+    """
+    return any(word in text and pattern.search(text) for word, pattern in _TRIGGERS)
+
+
+def expand(text: str, file: str = "<program>") -> list[ExpandedLine]:
+    """Expand the original's vectors and macros; raise :class:`TenFlangError` on misuse.
+
+    Blank lines are dropped and ``#macro`` lines produce nothing; every other line that is
+    not a vector or macro construct passes through unchanged (trailing spaces removed).
+
+    >>> for e in expand("declare_vector input x 2\\ndeclare output s\\ndefine s = dot x x"):
+    ...     print(e.line, e.text)
+    1 declare input x.0
+    1 declare input x.1
+    2 declare output s
+    3 declare intvar s.0
+    3 define s.0 = mul x.0 x.0
+    3 declare intvar s.1
+    3 define s.1 = mul x.1 x.1
+    3 declare intvar s.2
+    3 define s.2 = add s.0 s.1
+    3 define s = s.2
+    """
+    return _Expander(file).run(text)
+
+
+def expand_text(text: str, file: str = "<program>") -> str:
+    """:func:`expand` as text: one line each, ending with a newline ("" if nothing is left).
+
+    >>> expand_text("#macro c = sq a; define c = mul a a\\ndeclare input x\\n"
+    ...             "declare output y\\ndefine y = sq x\\n")
+    'declare input x\\ndeclare output y\\ndefine y = mul x x\\n'
+    """
+    lines = expand(text, file)
+    return "".join(f"{e.text}\n" for e in lines)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _is_constant(token: str) -> bool:
+    return _NUMBER_RE.fullmatch(token) is not None
+
+
+def _is_keyword(token: str) -> bool:
+    return token in _KEYWORDS or lookup(token) is not None
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _elementwise_names() -> list[str]:
+    names: list[str] = []
+    for name in operator_names():
+        op = lookup(name)
+        if op is not None and op.elementwise and op.name == name:
+            names.append(name)
+    return names
+
+
+@dataclass
+class _Line:
+    """A line of the user's file, its tokens and where each token starts (for carets)."""
+
+    file: str
+    number: int
+    text: str
+    tokens: list[str]
+    cols: list[int]
+
+    @staticmethod
+    def of(file: str, number: int, text: str, offset: int = 0, part: str | None = None) -> _Line:
+        scan = text if part is None else part
+        found = list(_TOKEN_RE.finditer(scan))
+        return _Line(file, number, text, [m.group() for m in found],
+                     [offset + m.start() for m in found])
+
+    def error(self, message: str, token: int | None = None, hint: str | None = None
+              ) -> TenFlangError:
+        if token is not None and token < len(self.tokens):
+            column, length = self.cols[token], len(self.tokens[token])
+        elif self.tokens:
+            # the whole statement: for a part of a #macro line, not the whole line
+            column = self.cols[0]
+            length = self.cols[-1] + len(self.tokens[-1]) - column
+        else:
+            column, length = 0, len(self.text)
+        return TenFlangError.at(message, self.file, self.number, column, length, self.text,
+                                hint)
+
+
+@dataclass
+class _Vector:
+    kind: str
+    size: int
+    line: int
+
+    def components(self, name: str) -> Iterator[str]:
+        return (f"{name}.{i}" for i in range(self.size))
+
+
+@dataclass
+class _Macro:
+    name: str
+    result: str
+    params: tuple[str, ...]
+    body: list[list[str]]  # the body statements, tokenised
+    line: int
+    uses: int = 0  # the original's num_references: k in the generated names
+
+    def arity_text(self) -> str:
+        return _plural(len(self.params), "operand")
+
+
+@dataclass
+class _Expander:
+    file: str
+    out: list[ExpandedLine] = field(default_factory=list)
+    declared: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (kind, line)
+    defined: dict[str, int] = field(default_factory=dict)  # name -> line
+    vectors: dict[str, _Vector] = field(default_factory=dict)
+    macros: dict[str, _Macro] = field(default_factory=dict)
+    first_instruction: int = 0  # line of the first non-macro instruction (0: none yet)
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self, text: str) -> list[ExpandedLine]:
+        for number, raw in enumerate(text.split("\n"), 1):
+            stripped = raw.rstrip()
+            line = _Line.of(self.file, number, stripped)
+            if not line.tokens:
+                continue
+            head = line.tokens[0]
+            if head == "#macro":
+                self._macro(line)
+            elif head.startswith("#"):
+                self.out.append(ExpandedLine(stripped, number))
+            else:
+                if not self.first_instruction:
+                    self.first_instruction = number
+                if head == "declare_vector":
+                    self._declare_vector(line)
+                elif head == "define_vector":
+                    self._define_vector(line)
+                elif head == "define":
+                    self._define(line)
+                else:
+                    if head == "declare":
+                        self._check_declare(line)
+                    self._pass(line)
+        return self.out
+
+    def _emit(self, text: str, number: int) -> None:
+        self.out.append(ExpandedLine(text, number))
+        self._track(text.split(" "), number)
+
+    def _pass(self, line: _Line) -> None:
+        self.out.append(ExpandedLine(line.text, line.number))
+        self._track(line.tokens, line.number)
+
+    def _track(self, tokens: list[str], number: int) -> None:
+        # Records what the parser will see; the parser itself validates these lines.
+        if tokens[0] == "declare" and len(tokens) >= 3:
+            self.declared.setdefault(tokens[2], (tokens[1], number))
+            if tokens[1] in GIVEN_KINDS:
+                self.defined.setdefault(tokens[2], number)
+        elif tokens[0] == "define" and len(tokens) >= 2:
+            self.defined.setdefault(tokens[1], number)
+
+    # ------------------------------------------------------------------ queries
+
+    def _vector_defined(self, name: str) -> bool:
+        # As in the original, a vector counts as defined once all its components are.
+        if name in self.defined:
+            return True
+        return all(c in self.defined for c in self.vectors[name].components(name))
+
+    def _kind_text(self, kind: str) -> str:
+        return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+    # ------------------------------------------------------------------ declare
+
+    def _check_declare(self, line: _Line) -> None:
+        tokens = line.tokens
+        if len(tokens) >= 3 and tokens[2] in self.vectors:
+            vector = self.vectors[tokens[2]]
+            raise line.error(
+                f"'{tokens[2]}' is already declared as a vector (line {vector.line})", 2)
+
+    def _declare_vector(self, line: _Line) -> None:
+        tokens = line.tokens
+        if len(tokens) != 4:
+            raise line.error(
+                f"declare_vector takes a kind, a name and a size, got {len(tokens) - 1} "
+                "words after it",
+                hint="declare_vector <kind> <name> <size>, e.g. declare_vector input x 3")
+        _, kind, name, size_text = tokens
+        self._check_vector_name(line, name, 2)
+        if name in self.vectors:
+            raise line.error(
+                f"vector '{name}' is declared twice (first on line {self.vectors[name].line})",
+                2)
+        if name in self.declared:
+            raise line.error(
+                f"'{name}' is already declared (line {self.declared[name][1]})", 2)
+        size = int(size_text) if _INT_RE.fullmatch(size_text) else None
+        if size is None or not 1 <= size <= MAX_VECTOR_SIZE:
+            raise line.error(
+                f"invalid vector size '{size_text}': a vector has 1 to {MAX_VECTOR_SIZE} "
+                "components", 3)
+        vector = _Vector(kind, size, line.number)
+        self.vectors[name] = vector
+        if kind in GIVEN_KINDS:
+            self.defined[name] = line.number
+        for component in vector.components(name):
+            self._emit(f"declare {kind} {component}", line.number)
+
+    def _check_vector_name(self, line: _Line, name: str, token: int) -> None:
+        if _is_keyword(name):
+            raise line.error(f"'{name}' is a keyword and cannot be a vector's name", token)
+        if _VECTOR_NAME_RE.fullmatch(name) is None:
+            raise line.error(
+                f"'{name}' is not a valid vector name (use letters, digits and '_', "
+                "starting with a letter or '_')", token)
+
+    # ------------------------------------------------------------------ define_vector
+
+    def _define_vector(self, line: _Line) -> None:
+        tokens = line.tokens
+        usage = "define_vector <vector> = <operator or macro> <vector> [<operand>]"
+        if len(tokens) >= 3 and tokens[2] != "=":
+            raise line.error("missing '=' after the vector's name", 2, hint=usage)
+        if not 5 <= len(tokens) <= 6:
+            raise line.error(
+                f"define_vector takes an operator or macro and 1 or 2 operands, got "
+                f"{_plural(max(len(tokens) - 4, 0), 'operand')}", hint=usage)
+        target, op_name, first = tokens[1], tokens[3], tokens[4]
+        second = tokens[5] if len(tokens) == 6 else None
+
+        result = self._vector_target(line, target)
+        if result.kind in GIVEN_KINDS:
+            raise line.error(
+                f"cannot define '{target}': it is {self._kind_text(result.kind)} vector, "
+                "whose values are given when the program runs", 1)
+        if target in self.defined:
+            raise line.error(
+                f"vector '{target}' is already defined (line {self.defined[target]})", 1)
+        for component in result.components(target):
+            if component in self.defined:
+                raise line.error(
+                    f"'{component}', a component of '{target}', is already defined "
+                    f"(line {self.defined[component]})", 1)
+
+        macro, op = self._vector_op(line, op_name)
+        arity = len(macro.params) if macro else op.arity if op else 0
+        if len(tokens) - 4 != arity:
+            raise line.error(self._arity_message(op_name, macro, arity, len(tokens) - 4), 3)
+
+        vec1 = self._vector_operand(line, first, 4, "define_vector")
+        if vec1.size != result.size:
+            raise line.error(
+                f"vectors of different dimension: {target} has "
+                f"{_plural(result.size, 'component')}, {first} has {vec1.size}", 4)
+        second_is_vector = False
+        if second is not None:
+            if second in self.vectors:
+                vec2 = self._vector_operand(line, second, 5, "define_vector")
+                if vec2.size != vec1.size:
+                    raise line.error(
+                        f"vectors of different dimension: {first} has "
+                        f"{_plural(vec1.size, 'component')}, {second} has {vec2.size}", 5)
+                second_is_vector = True
+            elif not _is_constant(second):
+                self._scalar_operand(line, second, 5)
+
+        for i in range(result.size):
+            args = [f"{first}.{i}"]
+            if second is not None:
+                args.append(f"{second}.{i}" if second_is_vector else second)
+            component = f"{target}.{i}"
+            if macro is not None:
+                self._expand_macro(macro, args, component, line.number)
+            else:
+                self._emit(f"define {component} = {op_name} {' '.join(args)}", line.number)
+        self.defined[target] = line.number
+
+    def _vector_target(self, line: _Line, name: str) -> _Vector:
+        if name in self.vectors:
+            return self.vectors[name]
+        if name in self.declared:
+            raise line.error(
+                f"'{name}' is declared as a single variable (line {self.declared[name][1]}), "
+                "not as a vector", 1,
+                hint=f"declare it with declare_vector <kind> {name} <size>")
+        raise line.error(
+            f"vector '{name}' is not declared", 1,
+            hint=f"declare it first: declare_vector <kind> {name} <size>")
+
+    def _vector_op(self, line: _Line, name: str) -> tuple[_Macro | None, Op | None]:
+        if name in self.macros:
+            return self.macros[name], None
+        op = lookup(name)
+        if op is None:
+            hint = "elementwise operators: " + " ".join(_elementwise_names())
+            if self.macros:
+                hint += "; macros: " + " ".join(self.macros)
+            raise line.error(f"unknown operator or macro '{name}'", 3, hint=hint)
+        if not op.elementwise:
+            raise line.error(
+                f"'{name}' is not an elementwise operator, so define_vector cannot apply it "
+                "component by component", 3)
+        return None, op
+
+    @staticmethod
+    def _arity_message(name: str, macro: _Macro | None, arity: int, given: int) -> str:
+        what = f"macro '{name}'" if macro is not None else f"'{name}'"
+        return f"{what} takes {_plural(arity, 'operand')}, got {given}"
+
+    def _vector_operand(self, line: _Line, name: str, token: int, what: str) -> _Vector:
+        if name not in self.vectors:
+            if name in self.declared:
+                raise line.error(
+                    f"'{name}' is not a vector: {what} needs a vector declared with "
+                    f"declare_vector (line {self.declared[name][1]} declares a single "
+                    "variable)", token)
+            raise line.error(
+                f"'{name}' is not a vector: {what} needs a vector declared with "
+                "declare_vector", token)
+        if not self._vector_defined(name):
+            raise line.error(f"vector '{name}' is used before it is defined", token)
+        return self.vectors[name]
+
+    def _scalar_operand(self, line: _Line, name: str, token: int) -> None:
+        if name in self.vectors:
+            raise line.error(
+                f"'{name}' is a vector, but a single value is needed here", token,
+                hint="use define_vector to apply an operation to every component")
+        if name not in self.declared:
+            raise line.error(f"'{name}' is neither a number nor a declared variable", token)
+        if name not in self.defined:
+            raise line.error(f"'{name}' is used before it is defined", token)
+
+    # ------------------------------------------------------------------ define
+
+    def _define(self, line: _Line) -> None:
+        tokens = line.tokens
+        if len(tokens) >= 3 and tokens[2] != "=" and self._is_expanded_op(tokens[2]):
+            raise line.error("missing '=' after the name being defined", 2,
+                             hint=f"define <name> = {tokens[2]} ...")
+        if len(tokens) < 4 or tokens[2] != "=":
+            self._pass(line)
+            return
+        op = tokens[3]
+        if op == "dot" and not self._native(op, tokens):
+            self._dot(line)
+        elif op == "reduce_vector" and not self._native(op, tokens):
+            self._reduce_vector(line)
+        elif op in self.macros and (len(tokens) > 4 or op not in self.declared):
+            # ``define y = m`` copies a variable when one is named like the macro
+            self._macro_call(line)
+        elif op in _RETIRED_VECTOR_OPS:
+            raise line.error(
+                f"'{op}' is reserved but not an operation: write "
+                f"'{_RETIRED_VECTOR_OPS[op]}' instead", 3)
+        else:
+            self._check_plain_define(line)
+            self._pass(line)
+
+    def _is_expanded_op(self, word: str) -> bool:
+        return word in ("dot", "reduce_vector") or word in self.macros
+
+    def _native(self, op: str, tokens: list[str]) -> bool:
+        # Should the operator table ever gain its own ``dot``/``reduce_vector`` for tensors,
+        # lines whose operand is not a declare_vector vector are left to it.
+        return lookup(op) is not None and (len(tokens) < 5 or tokens[4] not in self.vectors)
+
+    def _check_plain_define(self, line: _Line) -> None:
+        # Vectors exist only as components after expansion, so a whole-vector name in a plain
+        # define would reach the parser as an undeclared name: say what is really wrong.
+        tokens = line.tokens
+        if tokens[1] in self.vectors:
+            raise line.error(
+                f"'{tokens[1]}' is a vector: define it with define_vector (or define its "
+                f"components {tokens[1]}.0, {tokens[1]}.1, ... one by one)", 1)
+        operands = range(4, len(tokens)) if len(tokens) > 4 else range(3, 4)
+        for i in operands:
+            if tokens[i] in self.vectors:
+                needs = f"'{tokens[3]}' needs" if i > 3 else "define needs"
+                raise line.error(
+                    f"'{tokens[i]}' is a vector, but {needs} single values", i,
+                    hint="use define_vector, dot or reduce_vector, or a component such as "
+                    f"{tokens[i]}.0")
+
+    def _scalar_target(self, line: _Line, what: str) -> str:
+        target = line.tokens[1]
+        if target in self.vectors:
+            raise line.error(
+                f"'{target}' is a vector, but {what} gives a single value", 1,
+                hint="use define_vector to define a vector")
+        if target not in self.declared:
+            raise line.error(f"'{target}' is defined but never declared", 1,
+                             hint=f"declare it first, e.g. declare intvar {target}")
+        kind = self.declared[target][0]
+        if kind in GIVEN_KINDS:
+            raise line.error(
+                f"cannot define '{target}': it is {self._kind_text(kind)}, whose value is "
+                "given when the program runs", 1)
+        if target in self.defined:
+            raise line.error(
+                f"'{target}' is already defined (line {self.defined[target]})", 1)
+        return target
+
+    def _dot(self, line: _Line) -> None:
+        tokens = line.tokens
+        target = self._scalar_target(line, "dot")
+        if len(tokens) != 6:
+            raise line.error(
+                f"dot takes 2 vectors, got {len(tokens) - 4}", 3,
+                hint="define <name> = dot <vector> <vector>")
+        u, v = tokens[4], tokens[5]
+        vu = self._vector_operand(line, u, 4, "dot")
+        vv = self._vector_operand(line, v, 5, "dot")
+        if vu.size != vv.size:
+            raise line.error(
+                f"vectors of different dimension: {u} has {_plural(vu.size, 'component')}, "
+                f"{v} has {vv.size}", 5)
+        n, number = vu.size, line.number
+        for i in range(n):
+            self._emit(f"declare intvar {target}.{i}", number)
+            self._emit(f"define {target}.{i} = mul {u}.{i} {v}.{i}", number)
+        # partial sums: t.n = t.0 + t.1, then t.(n+j) = t.(n+j-1) + t.(j+1)
+        for j in range(n - 1):
+            previous = f"{target}.0" if j == 0 else f"{target}.{n + j - 1}"
+            self._emit(f"declare intvar {target}.{n + j}", number)
+            self._emit(f"define {target}.{n + j} = add {previous} {target}.{j + 1}", number)
+        self._emit(f"define {target} = {target}.{2 * n - 2}", number)
+
+    def _reduce_vector(self, line: _Line) -> None:
+        tokens = line.tokens
+        target = self._scalar_target(line, "reduce_vector")
+        if len(tokens) != 6:
+            raise line.error(
+                "reduce_vector takes a vector and a binary operator or macro, got "
+                f"{_plural(len(tokens) - 4, 'word')}", 3,
+                hint="define <name> = reduce_vector <vector> <operator>, e.g. "
+                "define s = reduce_vector v add")
+        name, func = tokens[4], tokens[5]
+        vector = self._vector_operand(line, name, 4, "reduce_vector")
+        macro = self.macros.get(func)
+        op = lookup(func)
+        if macro is not None:
+            if len(macro.params) != 2:
+                raise line.error(
+                    f"macro '{func}' takes {macro.arity_text()}; reduce_vector needs a binary "
+                    "operator or macro", 5)
+        elif op is None or op.arity != 2 or not op.elementwise:
+            raise line.error(
+                f"reduce_vector needs a binary operator (such as add or mul) or a binary "
+                f"macro, got '{func}'", 5)
+        number = line.number
+        if vector.size == 1:
+            self._emit(f"define {target} = {name}.0", number)
+            return
+        accumulated = f"{name}.0"
+        for i in range(1, vector.size):
+            step = f"{target}.{i - 1}"
+            self._emit(f"declare intvar {step}", number)
+            if macro is not None:
+                self._expand_macro(macro, [accumulated, f"{name}.{i}"], step, number)
+            else:
+                self._emit(f"define {step} = {func} {accumulated} {name}.{i}", number)
+            accumulated = step
+        self._emit(f"define {target} = {accumulated}", number)
+
+    def _macro_call(self, line: _Line) -> None:
+        tokens = line.tokens
+        macro = self.macros[tokens[3]]
+        target = self._scalar_target(line, f"macro '{macro.name}'")
+        args = tokens[4:]
+        if len(args) != len(macro.params):
+            raise line.error(
+                self._arity_message(macro.name, macro, len(macro.params), len(args)), 3)
+        for i, arg in enumerate(args, 4):
+            if not _is_constant(arg):
+                self._scalar_operand(line, arg, i)
+        self._expand_macro(macro, args, target, line.number)
+
+    def _expand_macro(self, macro: _Macro, args: list[str], target: str, number: int
+                      ) -> None:
+        uses = macro.uses
+        names = {macro.result: target, **dict(zip(macro.params, args, strict=True))}
+        for statement in macro.body:
+            words = []
+            for token in statement:
+                if token in names:
+                    words.append(names[token])
+                elif _is_keyword(token) or _is_constant(token):
+                    words.append(token)
+                else:
+                    words.append(f"{target}_{token}{uses}")
+            self._emit(" ".join(words), number)
+        macro.uses += 1
+
+    # ------------------------------------------------------------------ #macro
+
+    def _macro(self, line: _Line) -> None:
+        if self.first_instruction:
+            raise line.error(
+                "macros must all be defined at the top of the program, before any other "
+                f"instruction (this one comes after line {self.first_instruction})", 0)
+        parts = [(m.start(), m.group()) for m in _PART_RE.finditer(line.text)]
+        statements = [_Line.of(self.file, line.number, line.text, start, part)
+                      for start, part in parts]
+        statements = [s for s in statements if s.tokens]
+        head, body = statements[0], statements[1:]
+        usage = ("#macro <result> = <name> <operand> [<operand>]; <statement>; ..., e.g. "
+                 "#macro c = square a; define c = mul a a")
+        words = head.tokens
+        if not 5 <= len(words) <= 6 or words[2] != "=":
+            raise head.error("a macro starts with '#macro <result> = <name> <operand> "
+                             "[<operand>]' followed by ';'", hint=usage)
+        result, name, params = words[1], words[3], tuple(words[4:])
+        if _is_keyword(name):
+            what = "an operator" if lookup(name) is not None else "a keyword"
+            raise head.error(f"'{name}' cannot be a macro name: it is {what}", 3)
+        if _MACRO_NAME_RE.fullmatch(name) is None:
+            raise head.error(
+                f"'{name}' is not a valid macro name (use letters, digits and '_', starting "
+                "with a letter or '_')", 3)
+        if name in self.macros:
+            raise head.error(
+                f"macro '{name}' is defined twice (first on line {self.macros[name].line})", 3)
+        self._check_macro_var(head, result, 1, "the result")
+        for i, param in enumerate(params, 4):
+            self._check_macro_var(head, param, i, "an operand")
+            if param == result:
+                raise head.error(f"operand '{param}' has the same name as the result", i)
+        if len(params) == 2 and params[0] == params[1]:
+            raise head.error(f"the two operands are both named '{params[0]}'", 5)
+        if not body:
+            raise head.error(f"macro '{name}' has no body", hint=usage)
+
+        # the body is checked in a scope of its own: only the result, operands and locals
+        declared = {result, *params}
+        defined = set(params)
+        for statement in body:
+            self._check_macro_statement(statement, result, params, declared, defined)
+        if result not in defined:
+            raise head.error(f"macro '{name}' never defines its result '{result}'", 1)
+        self.macros[name] = _Macro(name, result, params, [s.tokens for s in body],
+                                   line.number)
+
+    @staticmethod
+    def _check_macro_var(line: _Line, name: str, token: int, role: str) -> None:
+        if _is_keyword(name):
+            raise line.error(f"'{name}' is a keyword and cannot be {role} of a macro", token)
+        if _MACRO_VAR_RE.fullmatch(name) is None:
+            raise line.error(
+                f"'{name}' cannot be {role} of a macro: names inside a macro use only letters "
+                "and '_' (generated names append a number)", token)
+
+    def _check_macro_statement(self, s: _Line, result: str, params: tuple[str, ...],
+                               declared: set[str], defined: set[str]) -> None:
+        words = s.tokens
+        if words[0] == "declare":
+            if len(words) != 3:
+                raise s.error("expected 'declare intvar <name>' in the macro body")
+            if words[1] != "intvar":
+                raise s.error(
+                    f"only intvar variables can be declared in a macro body, not '{words[1]}'",
+                    1)
+            local = words[2]
+            self._check_macro_var(s, local, 2, "a local variable")
+            if local in params:
+                raise s.error(f"'{local}' is an operand of the macro and cannot be declared",
+                              2)
+            if local == result:
+                raise s.error(f"'{local}' is the macro's result, which is already declared",
+                              2)
+            if local in declared:
+                raise s.error(f"'{local}' is declared twice in this macro", 2)
+            declared.add(local)
+            return
+        if words[0] != "define":
+            raise s.error(
+                "a macro body holds only 'declare intvar' and 'define' statements, "
+                "separated by ';'", 0)
+        if len(words) < 4 or words[2] != "=":
+            raise s.error("expected 'define <name> = <expression>' in the macro body")
+        target = words[1]
+        if target in params:
+            raise s.error(f"cannot define '{target}': it is an operand of the macro", 1)
+        if target not in declared:
+            raise s.error(f"'{target}' is not declared in this macro", 1,
+                          hint=f"declare it in the body: declare intvar {target}")
+        if target in defined:
+            raise s.error(f"'{target}' is defined twice in this macro", 1)
+        rhs = words[3:]
+        if len(rhs) == 1:
+            operands = [(3, rhs[0])]
+        else:
+            op_name = rhs[0]
+            if op_name in self.macros:
+                raise s.error(f"a macro body cannot use another macro ('{op_name}')", 3)
+            if op_name in ("dot", "reduce_vector"):
+                raise s.error(f"a macro body cannot use vectors ('{op_name}')", 3)
+            op = lookup(op_name)
+            if op is None:
+                raise s.error(f"unknown operator '{op_name}'", 3)
+            if len(rhs) - 1 != op.arity:
+                raise s.error(
+                    f"'{op_name}' takes {_plural(op.arity, 'operand')}, got {len(rhs) - 1}", 3)
+            operands = list(enumerate(rhs[1:], 4))
+        for i, token in operands:
+            if _is_constant(token):
+                continue
+            if token not in declared:
+                raise s.error(
+                    f"'{token}' is neither an operand nor a local variable of this macro", i,
+                    hint="a macro body can only use its operands, its own intvars and numbers")
+            if token not in defined:
+                raise s.error(f"'{token}' is used before it is defined in this macro", i)
+        defined.add(target)

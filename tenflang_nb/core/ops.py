@@ -1,0 +1,479 @@
+"""THE operator table of TenFlang: one entry per operator, forward and derivative side by side.
+
+Every other module reads this table: the parser (names, arity), the checker (shape rules), the
+compiler (derivative rules, emitted as TenFlang), the planner (numpy kernels), the docs and the
+Pygments lexer. Adding an operator means adding one :class:`Op` entry to ``OPS`` below.
+
+Values are per-example: a shape ``()`` is a scalar, ``(3,)`` a vector, ``(64, 32)`` a matrix.
+The planner adds the batch axis; kernels here receive arrays whose axis 0 is the batch (of size
+N, or 1 for values that do not depend on the example) and the per-example axes after it.
+
+Derivative rules come in two flavours, as in JAX's per-primitive tables:
+
+* ``partials``: for elementwise operators, one rule per operand giving the *local partial*
+  ``d/v/d/a`` as TenFlang (the seed's GCP layout: ``d/L/d/a = mul d/L/d/v d/v/d/a``);
+* ``vjp``: for every other operator, one rule per operand giving the vector-Jacobian product
+  (the contribution to ``d/L/d/a`` given the adjoint ``g = d/L/d/v``), never a Jacobian.
+
+A rule receives an emitter ``e``; ``e("mul", x, y)`` emits a TenFlang line and returns the name
+of its result, ``e.shape(x)`` gives a per-example shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Const:
+    """A numeric literal as written (``text``) and as a float (``value``).
+
+    >>> Const.of(2.0)
+    Const(value=2.0, text='2')
+    """
+
+    value: float
+    text: str
+
+    @staticmethod
+    def of(value: float) -> Const:
+        value = float(value)
+        text = repr(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+        return Const(value, text)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Ref = str | Const  # an operand: a variable's name or a constant
+
+
+class ShapeError(ValueError):
+    """Raised by a shape rule; the checker adds the file, line and operator."""
+
+
+class Emitter(Protocol):
+    def __call__(self, op: str, *args: Ref) -> Ref: ...
+
+    def shape(self, ref: Ref) -> Shape: ...
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What the planner knows when it resolves an operator to a numpy kernel."""
+
+    in_shapes: tuple[Shape, ...]  # per-example shapes of the operands
+    out_shape: Shape
+    batched: tuple[bool, ...]  # does operand i carry the batch axis of size N?
+    consts: tuple[float | None, ...]  # operand i's value if it is a constant
+
+
+Kernel = Callable[..., Any]  # kernel(*operand_arrays, out=array) -> array
+PartialRule = Callable[..., Ref]  # rule(e, *operands, out) -> Ref
+VjpRule = Callable[..., Ref]  # rule(e, g, *operands, out) -> Ref
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    arity: int
+    doc: str  # one line, shown in the Guide, --help and the notebook
+    math: str  # the formula, e.g. "a + b"
+    shape: Callable[..., Shape]
+    kernel: Callable[[KernelSpec], Kernel]
+    partials: tuple[PartialRule, ...] | None = None
+    vjp: tuple[VjpRule, ...] | None = None
+    helper: bool = False  # mainly emitted by the compiler (still valid by hand)
+    elementwise: bool = True
+    aliases: tuple[str, ...] = field(default=())
+
+
+# ---------------------------------------------------------------------------- shape rules
+
+
+def fmt_shape(shape: Shape) -> str:
+    """``(64, 32)`` -> ``[64, 32]``; a scalar is ``[]``."""
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _same(a: Shape) -> Shape:
+    return a
+
+
+def _broadcast(a: Shape, b: Shape) -> Shape:
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        raise ShapeError(
+            f"shapes {fmt_shape(a)} and {fmt_shape(b)} do not broadcast "
+            "(trailing dimensions must be equal or 1)"
+        ) from None
+
+
+def _scalar(*_: Shape) -> Shape:
+    return ()
+
+
+def _vector(a: Shape) -> Shape:
+    if len(a) != 1:
+        raise ShapeError(f"needs a vector, got {fmt_shape(a)}")
+    return a
+
+
+def _vector_to_scalar(a: Shape) -> Shape:
+    _vector(a)
+    return ()
+
+
+def _matmul_shape(a: Shape, b: Shape) -> Shape:
+    if not a or not b or len(a) > 2 or len(b) > 2:
+        raise ShapeError(
+            f"needs vectors or matrices, got {fmt_shape(a)} and {fmt_shape(b)}"
+        )
+    inner_a = a[-1]
+    inner_b = b[0]
+    if inner_a != inner_b:
+        raise ShapeError(f"inner dimensions {inner_a} and {inner_b} differ")
+    return a[:-1] + b[1:]
+
+
+def _transpose_shape(a: Shape) -> Shape:
+    if len(a) > 2:
+        raise ShapeError(f"needs a vector or a matrix, got {fmt_shape(a)}")
+    return tuple(reversed(a))
+
+
+def _outer_shape(a: Shape, b: Shape) -> Shape:
+    if len(a) > 1 or len(b) > 1:
+        raise ShapeError(f"needs scalars or vectors, got {fmt_shape(a)} and {fmt_shape(b)}")
+    return a + b
+
+
+def _first(a: Shape, b: Shape) -> Shape:
+    return a
+
+
+def _second(a: Shape, b: Shape) -> Shape:
+    return b
+
+
+def _sumto_shape(a: Shape, b: Shape) -> Shape:
+    if _broadcast(a, b) != a:
+        raise ShapeError(f"cannot sum {fmt_shape(a)} down to {fmt_shape(b)}")
+    return b
+
+
+def _expand_shape(a: Shape, b: Shape) -> Shape:
+    if _broadcast(a, b) != b:
+        raise ShapeError(f"cannot broadcast {fmt_shape(a)} to {fmt_shape(b)}")
+    return b
+
+
+# ---------------------------------------------------------------------------- kernels
+
+
+def _ufunc(f: Callable[..., Any]) -> Callable[[KernelSpec], Kernel]:
+    return lambda spec: f
+
+
+def _logistic(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    # 0.5 * tanh(0.5 a) + 0.5 never overflows, unlike 1 / (1 + exp(-a)) for a << 0
+    out = np.multiply(a, 0.5, out=out)
+    np.tanh(out, out=out)
+    out *= 0.5
+    out += 0.5
+    return out
+
+
+def _relu(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    return np.maximum(a, 0.0, out=out)
+
+
+def _step(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    if out is None:
+        return (np.asarray(a) > 0).astype(np.float64)
+    np.greater(a, 0.0, out=out, casting="unsafe")
+    return out
+
+
+def _pow_kernel(spec: KernelSpec) -> Kernel:
+    # a constant exponent picks a faster, more accurate ufunc than the general power
+    special: dict[float, Kernel] = {
+        2.0: lambda a, b, out=None: np.square(a, out=out),
+        1.0: lambda a, b, out=None: np.copyto(out, a) or out if out is not None else np.array(a),
+        0.5: lambda a, b, out=None: np.sqrt(a, out=out),
+        -1.0: lambda a, b, out=None: np.reciprocal(a, out=out),
+    }
+    exponent = spec.consts[1]
+    if exponent is not None and exponent in special:
+        return special[exponent]
+    return np.power
+
+
+def _batch_axes(spec: KernelSpec, operand: int = 0) -> tuple[int, ...]:
+    return tuple(range(1, len(spec.in_shapes[operand]) + 1))
+
+
+def _sum_kernel(spec: KernelSpec) -> Kernel:
+    axes = _batch_axes(spec)
+    return lambda a, out=None: np.sum(a, axis=axes, out=out)
+
+
+def _mean_kernel(spec: KernelSpec) -> Kernel:
+    axes = _batch_axes(spec)
+    return lambda a, out=None: np.mean(a, axis=axes, out=out)
+
+
+def _logsumexp(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    m = np.max(a, axis=-1, keepdims=True)
+    r = np.log(np.sum(np.exp(a - m), axis=-1)) + m[..., 0]
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+def _softmax(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    e = np.exp(a - np.max(a, axis=-1, keepdims=True))
+    return np.divide(e, np.sum(e, axis=-1, keepdims=True), out=out)
+
+
+def _logsoftmax(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    shifted = a - np.max(a, axis=-1, keepdims=True)
+    return np.subtract(
+        shifted, np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True)), out=out
+    )
+
+
+def _promote(shape: Shape, side: str) -> Shape:
+    # numpy's matmul treats a vector as a row (left) or a column (right) matrix
+    if len(shape) == 1:
+        return (1, shape[0]) if side == "left" else (shape[0], 1)
+    return shape
+
+
+def _matmul_kernel(spec: KernelSpec) -> Kernel:
+    sa, sb = spec.in_shapes
+    ba, bb = spec.batched
+    if len(sa) == 1 and len(sb) == 2 and ba and not bb:
+        # batch of row vectors times one matrix: a single GEMM over the whole batch
+        return lambda a, b, out=None: np.matmul(a, b[0], out=out)
+    if len(sa) == 2 and len(sb) == 1 and bb and not ba:
+        return lambda a, b, out=None: np.matmul(b, a[0].T, out=out)
+    if len(sa) == 1 and len(sb) == 1:
+        return lambda a, b, out=None: np.einsum("ni,ni->n", a, b, out=out)
+    pa, pb = _promote(sa, "left"), _promote(sb, "right")
+    out_shape = spec.out_shape
+
+    def general(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        r = np.matmul(a.reshape(a.shape[:1] + pa), b.reshape(b.shape[:1] + pb))
+        r = r.reshape(r.shape[:1] + out_shape)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
+    return general
+
+
+def _transpose_kernel(spec: KernelSpec) -> Kernel:
+    if len(spec.in_shapes[0]) < 2:
+        return lambda a, out=None: np.copyto(out, a) or out if out is not None else a.copy()
+    return lambda a, out=None: np.copyto(out, np.swapaxes(a, 1, 2)) or out
+
+
+def _outer_kernel(spec: KernelSpec) -> Kernel:
+    sa, sb = spec.in_shapes
+
+    def outer(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        left = a.reshape(a.shape[:1] + sa + (1,) * len(sb))
+        right = b.reshape(b.shape[:1] + (1,) * len(sa) + sb)
+        return np.multiply(left, right, out=out)
+
+    return outer
+
+
+def _sumto_kernel(spec: KernelSpec) -> Kernel:
+    sa, sb = spec.in_shapes
+    lead = len(sa) - len(sb)
+    axes = tuple(1 + i for i in range(lead)) + tuple(
+        1 + lead + i for i, d in enumerate(sb) if d == 1 and sa[lead + i] != 1
+    )
+    out_shape = sb
+
+    def sumto(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        r = np.sum(a, axis=axes).reshape(a.shape[:1] + out_shape) if axes else a
+        if out is None:
+            return np.array(r)
+        out[...] = r
+        return out
+
+    return sumto
+
+
+def _expand_kernel(spec: KernelSpec) -> Kernel:
+    def expand(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            return np.array(np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape)))
+        out[...] = a
+        return out
+
+    return expand
+
+
+# ---------------------------------------------------------------------------- derivative rules
+# Elementwise rules return the local partial d/v/d/operand; ``v`` is the operator's own result,
+# already computed by the forward lines, so rules reuse it (exp' = exp, tanh' = 1 - tanh^2).
+
+
+def _pow_base(e: Emitter, a: Ref, b: Ref, v: Ref) -> Ref:
+    if isinstance(b, Const):
+        return e("mul", b, e("pow", a, Const.of(b.value - 1)))
+    return e("mul", b, e("pow", a, e("sub", b, Const.of(1))))
+
+
+def _matmul_vjp_a(e: Emitter, g: Ref, a: Ref, b: Ref, v: Ref) -> Ref:
+    sa, sb = e.shape(a), e.shape(b)
+    if len(sa) == 1 and len(sb) == 1:
+        return e("mul", g, b)
+    if len(sb) == 1:  # [m,k] @ [k] -> [m]
+        return e("outer", g, b)
+    return e("matmul", g, e("transpose", b))  # [k]@[k,m] and [m,k]@[k,p]
+
+
+def _matmul_vjp_b(e: Emitter, g: Ref, a: Ref, b: Ref, v: Ref) -> Ref:
+    sa, sb = e.shape(a), e.shape(b)
+    if len(sa) == 1 and len(sb) == 1:
+        return e("mul", g, a)
+    if len(sa) == 1:  # [k] @ [k,m] -> [m]
+        return e("outer", a, g)
+    return e("matmul", e("transpose", a), g)  # [m,k]@[k] and [m,k]@[k,p]
+
+
+def _size(shape: Shape) -> int:
+    return int(np.prod(shape)) if shape else 1
+
+
+OPS_LIST: list[Op] = [
+    # -- the original's primitives
+    Op("add", 2, "sum of two values", "a + b", _broadcast, _ufunc(np.add),
+       partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(1))),
+    Op("sub", 2, "difference", "a - b", _broadcast, _ufunc(np.subtract),
+       partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(-1))),
+    Op("mul", 2, "product (elementwise for tensors)", "a * b", _broadcast, _ufunc(np.multiply),
+       partials=(lambda e, a, b, v: b, lambda e, a, b, v: a)),
+    Op("pow", 2, "power", "a ^ b", _broadcast, _pow_kernel,
+       partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("ln", a)))),
+    Op("logistic", 1, "logistic sigmoid", "1 / (1 + exp(-a))", _same, _ufunc(_logistic),
+       partials=(lambda e, a, v: e("mul", v, e("sub", Const.of(1), v)),)),
+    Op("exp", 1, "base-e exponential", "e ^ a", _same, _ufunc(np.exp),
+       partials=(lambda e, a, v: v,)),
+    Op("ln", 1, "natural logarithm", "ln a", _same, _ufunc(np.log),
+       partials=(lambda e, a, v: e("div", Const.of(1), a),), aliases=("log",)),
+    # -- added by tenflang_nb
+    Op("div", 2, "quotient", "a / b", _broadcast, _ufunc(np.divide),
+       partials=(lambda e, a, b, v: e("div", Const.of(1), b),
+                 lambda e, a, b, v: e("neg", e("div", v, b)))),
+    Op("neg", 1, "negation", "-a", _same, _ufunc(np.negative),
+       partials=(lambda e, a, v: Const.of(-1),)),
+    Op("tanh", 1, "hyperbolic tangent", "tanh a", _same, _ufunc(np.tanh),
+       partials=(lambda e, a, v: e("sub", Const.of(1), e("mul", v, v)),)),
+    Op("relu", 1, "rectified linear unit", "max(a, 0)", _same, _ufunc(_relu),
+       partials=(lambda e, a, v: e("step", a),)),
+    Op("sqrt", 1, "square root", "a ^ 0.5", _same, _ufunc(np.sqrt),
+       partials=(lambda e, a, v: e("div", Const.of(0.5), v),)),
+    Op("abs", 1, "absolute value", "abs(a)", _same, _ufunc(np.abs),
+       partials=(lambda e, a, v: e("sign", a),)),
+    # -- helpers the GCP needs (derivatives are 0 almost everywhere)
+    Op("step", 1, "Heaviside step: 1 where a > 0, else 0 (relu's derivative)", "a > 0 ? 1 : 0",
+       _same, _ufunc(_step), partials=(lambda e, a, v: Const.of(0),), helper=True),
+    Op("sign", 1, "sign of a: -1, 0 or 1 (abs's derivative)", "sign(a)", _same,
+       _ufunc(np.sign), partials=(lambda e, a, v: Const.of(0),), helper=True),
+    # -- tensors
+    Op("matmul", 2, "matrix product of vectors/matrices (as numpy's matmul)", "a @ b",
+       _matmul_shape, _matmul_kernel, vjp=(_matmul_vjp_a, _matmul_vjp_b), elementwise=False),
+    Op("transpose", 1, "transpose of a matrix (a vector is unchanged)", "a^T",
+       _transpose_shape, _transpose_kernel,
+       vjp=(lambda e, g, a, v: e("transpose", g),), elementwise=False),
+    Op("sum", 1, "sum of all elements (a scalar)", "sum_i a_i", _scalar, _sum_kernel,
+       vjp=(lambda e, g, a, v: e("expand", g, a),), elementwise=False),
+    Op("mean", 1, "mean of all elements (a scalar)", "sum_i a_i / n", _scalar, _mean_kernel,
+       vjp=(lambda e, g, a, v: e("div", e("expand", g, a), Const.of(_size(e.shape(a)))),),
+       elementwise=False),
+    Op("logsumexp", 1, "log of the sum of exponentials of a vector (a scalar)",
+       "ln sum_i e^a_i", _vector_to_scalar, _ufunc(_logsumexp),
+       vjp=(lambda e, g, a, v: e("mul", g, e("softmax", a)),), elementwise=False),
+    Op("softmax", 1, "softmax of a vector", "e^a_i / sum_j e^a_j", _vector, _ufunc(_softmax),
+       vjp=(lambda e, g, a, v: e("mul", v, e("sub", g, e("sum", e("mul", g, v)))),),
+       elementwise=False),
+    Op("logsoftmax", 1, "log of the softmax of a vector", "a_i - ln sum_j e^a_j", _vector,
+       _ufunc(_logsoftmax),
+       vjp=(lambda e, g, a, v: e("sub", g, e("mul", e("softmax", a), e("sum", g))),),
+       elementwise=False),
+    Op("outer", 2, "outer product of two vectors (or scalars)", "a_i * b_j", _outer_shape,
+       _outer_kernel,
+       vjp=(lambda e, g, a, b, v: _outer_vjp(e, g, b, "a"),
+            lambda e, g, a, b, v: _outer_vjp(e, g, a, "b")),
+       helper=True, elementwise=False),
+    Op("sumto", 2, "sum a down to the shape of b (undoes broadcasting)", "unbroadcast(a)",
+       _sumto_shape, _sumto_kernel,
+       vjp=(lambda e, g, a, b, v: e("expand", g, a), lambda e, g, a, b, v: Const.of(0)),
+       helper=True, elementwise=False),
+    Op("expand", 2, "broadcast a to the shape of b", "broadcast(a)", _expand_shape,
+       _expand_kernel,
+       vjp=(lambda e, g, a, b, v: e("sumto", g, a), lambda e, g, a, b, v: Const.of(0)),
+       helper=True, elementwise=False),
+]
+
+
+def _outer_vjp(e: Emitter, g: Ref, other: Ref, which: str) -> Ref:
+    # v_ij = a_i b_j: dL/da_i = sum_j g_ij b_j, dL/db_j = sum_i a_i g_ij
+    so = e.shape(other)
+    if not so:
+        return e("mul", g, other)
+    if which == "a":
+        return e("matmul", g, other) if len(e.shape(g)) == 2 else e("sum", e("mul", g, other))
+    return e("matmul", other, g) if len(e.shape(g)) == 2 else e("sum", e("mul", g, other))
+
+
+OPS: dict[str, Op] = {}
+for _op in OPS_LIST:
+    assert (_op.partials is None) != (_op.vjp is None), _op.name
+    for _name in (_op.name, *_op.aliases):
+        OPS[_name] = _op
+
+
+def lookup(name: str) -> Op | None:
+    """The operator called ``name`` (aliases included), or None.
+
+    >>> lookup("log").name
+    'ln'
+    """
+    return OPS.get(name)
+
+
+def operator_names() -> Sequence[str]:
+    """Every operator keyword, aliases included, in table order."""
+    return list(OPS)
+
+
+def describe_operators() -> str:
+    """The operator table as Markdown (``tfcompiler --list-ops``; the Guide embeds it).
+
+    >>> describe_operators().splitlines()[0]
+    '| operator | operands | meaning | value | derivative |'
+    """
+    rows = ["| operator | operands | meaning | value | derivative |",
+            "|---|---|---|---|---|"]
+    for op in OPS_LIST:
+        names = " / ".join(f"`{n}`" for n in (op.name, *op.aliases))
+        kind = "local partial" if op.partials is not None else "vector-Jacobian product"
+        doc = op.doc + (" (helper)" if op.helper else "")
+        rows.append(f"| {names} | {op.arity} | {doc} | `{op.math}` | {kind} |")
+    return "\n".join(rows) + "\n"

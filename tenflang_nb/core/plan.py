@@ -1,0 +1,303 @@
+"""The interpreter: a program planned once, then run over a whole batch of examples at a time.
+
+The seed's interpreter walks the program once per example with a bindings dictionary. Here a
+:class:`Plan` resolves every operator to a numpy kernel and every variable to a slot once; a
+:class:`Run` binds it to N examples, allocating every buffer up front, so each later pass over
+the program (one per gradient step) allocates nothing and touches each line once for all N
+examples. NULL (a value that was never given) propagates as in the seed: an operator with a
+NULL operand yields NULL, decided once at bind time.
+
+Every value has a leading batch axis: N for values that depend on the example, 1 for those
+that do not (weights, constants, and lines computed only from them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import ops
+from .errors import TenFlangError
+from .ops import Const, KernelSpec, Shape
+from .program import Program
+from .syntax import GIVEN_KINDS, Define
+
+Array = np.ndarray
+
+
+@dataclass
+class _Step:
+    kernel: Callable[..., Array]
+    args: tuple[Array | np.float64, ...]
+    out: Array
+    define: Define
+
+
+class Plan:
+    """A program prepared for execution (built once, bound to many batches).
+
+    >>> from tenflang_nb.core.program import parse
+    >>> plan = Plan(parse("declare input x\\ndeclare output y\\ndefine y = mul x 2\\n"))
+    >>> run = plan.bind({"x": np.array([1.0, 2.5])}, n=2)
+    >>> run.run(); run.value("y")
+    array([2., 5.])
+    """
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.given = program.names(*GIVEN_KINDS)
+        self.defines = program.definitions()
+        self.results = program.names("output", "loss")
+
+    def bind(self, data: Mapping[str, Array | float | None], n: int,
+             means: list[str] | None = None) -> Run:
+        """Bind values to the given variables (missing ones are NULL) for ``n`` examples.
+
+        A value whose first axis has length ``n`` (and whose rank is one more than the
+        variable's shape) is per-example; otherwise it is shared by every example. ``means``
+        names values whose mean over the batch will be asked for (weight gradients), so the
+        run can compute them without storing per-example tensors where the maths allows.
+        """
+        return Run(self, data, n, means or [])
+
+
+class Run:
+    """A plan bound to one batch; :meth:`run` executes it, :meth:`value` reads results."""
+
+    def __init__(self, plan: Plan, data: Mapping[str, Array | float | None], n: int,
+                 means: list[str]) -> None:
+        self.plan = plan
+        self.n = n
+        program = plan.program
+        shapes = program.shapes
+        self.values: dict[str, Array | None] = {}
+        self.consts: dict[str, float] = {}
+        for name in plan.given:
+            self.values[name] = self._given(name, data.get(name), shapes[name], n)
+        consumers: dict[str, int] = {}
+        for d in plan.defines:
+            for a in d.variables():
+                consumers[a] = consumers.get(a, 0) + 1
+        self.steps: list[_Step] = []
+        self.step_of: dict[str, _Step] = {}
+        for d in plan.defines:
+            self._plan_define(d, shapes)
+        self.mean_fns: dict[str, Callable[[], Array | None]] = {}
+        skipped: set[int] = set()
+        for name in means:
+            self.mean_fns[name] = self._mean_fn(name, consumers, skipped, top=True)
+        self.steps = [s for s in self.steps if id(s) not in skipped]
+        self.calls = [(s.kernel, s.args, s.out) for s in self.steps]
+
+    # ------------------------------------------------------------------ binding
+
+    def _given(self, name: str, value: Array | float | None, shape: Shape, n: int
+               ) -> Array | None:
+        if value is None:
+            return None
+        array = np.asarray(value, dtype=np.float64)
+        if array.shape == (n, *shape) and n != 1:
+            return np.array(array)  # own copy: callers may reuse theirs
+        if array.shape == shape:
+            return np.array(array).reshape((1, *shape))
+        if array.shape == (1, *shape):
+            return np.array(array)
+        raise TenFlangError.at(
+            f"value of '{name}' has shape {ops.fmt_shape(array.shape)}, expected "
+            f"{ops.fmt_shape(shape)} (or {n} of them)", file=self.plan.program.file,
+            line=self.plan.program.decls[name].src.line,
+            source=self.plan.program.decls[name].src.text)
+
+    def _plan_define(self, d: Define, shapes: dict[str, Shape]) -> None:
+        values = self.values
+        if d.op is None:
+            arg = d.args[0]
+            if isinstance(arg, Const):
+                values[d.target] = np.full((1, *shapes[d.target]), arg.value)
+                self.consts[d.target] = arg.value
+            else:
+                values[d.target] = values[arg]  # an alias shares the buffer
+                if arg in self.consts:
+                    self.consts[d.target] = self.consts[arg]
+            return
+        op = ops.OPS[d.op]
+        args: list[Array | float] = []
+        for a in d.args:
+            if isinstance(a, Const):
+                args.append(a.value)
+            elif a in self.consts:
+                args.append(self.consts[a])
+            else:
+                v = values[a]
+                if v is None:
+                    values[d.target] = None
+                    return
+                args.append(v)
+        out_shape = shapes[d.target]
+        arg_shapes = tuple(() if isinstance(a, float) else shapes[str(n)]
+                           for a, n in zip(args, d.args, strict=True))
+        consts = tuple(a if isinstance(a, float) else None for a in args)
+        batched = tuple(not isinstance(a, float) and a.shape[0] == self.n and self.n != 1
+                        for a in args)
+        spec = KernelSpec(arg_shapes, out_shape, batched, consts)
+        kernel = op.kernel(spec)
+        if all(isinstance(a, float) for a in args):  # only constants: compute once
+            with np.errstate(all="ignore"):
+                out = np.asarray(kernel(*(np.full((1, *s), c) for s, c in
+                                          zip(arg_shapes, consts, strict=True))))
+            values[d.target] = out.reshape((1, *out_shape))
+            if out_shape == ():
+                self.consts[d.target] = float(out.reshape(-1)[0])
+            return
+        alias = _identity(d.op, consts)
+        if alias is not None and arg_shapes[alias] == out_shape:
+            values[d.target] = args[alias]  # type: ignore[assignment]
+            return
+        rows = self.n if any(batched) else 1
+        out = np.empty((rows, *out_shape))
+        prepared: list[Array | np.float64] = []
+        for a, s in zip(args, arg_shapes, strict=True):
+            if isinstance(a, float):
+                prepared.append(np.float64(a))
+            elif op.elementwise and len(s) < len(out_shape):
+                # align per-example axes: numpy would align the batch axis with a data axis
+                prepared.append(a.reshape((a.shape[0],) + (1,) * (len(out_shape) - len(s)) + s))
+            else:
+                prepared.append(a)
+        step = _Step(kernel, tuple(prepared), out, d)
+        self.steps.append(step)
+        self.step_of[d.target] = step
+        values[d.target] = out
+
+    def _mean_fn(self, name: str, consumers: dict[str, int], skipped: set[int],
+                 top: bool = False) -> Callable[[], Array | None]:
+        value = self.values.get(name)
+        if value is None:
+            return lambda: None
+        n = self.n
+        if value.shape[0] != n or n == 1:
+            return lambda: value[0]
+        step = self.step_of.get(name)
+        private = step is not None and consumers.get(name, 0) == (0 if top else 1)
+        if private and step is not None:
+            d = step.define
+            a, b = (step.args + (None,))[:2]
+            if d.op == "outer" and _rows(a, n) and _rows(b, n):
+                # mean over examples of a_i b_j without N per-example matrices: A^T B / N
+                skipped.add(id(step))
+                fa = a.reshape(n, -1)  # type: ignore[union-attr]
+                fb = b.reshape(n, -1)  # type: ignore[union-attr]
+                out = step.out[0]
+                flat = out.reshape(fa.shape[1], fb.shape[1])
+
+                def outer_mean() -> Array:
+                    np.matmul(fa.T, fb, out=flat)
+                    np.divide(flat, n, out=flat)
+                    return out
+
+                return outer_mean
+            if d.op in ("add", "sub") and all(isinstance(x, str) for x in d.args):
+                left = self._mean_fn(str(d.args[0]), consumers, skipped)
+                right = self._mean_fn(str(d.args[1]), consumers, skipped)
+                skipped.add(id(step))
+                combine = np.add if d.op == "add" else np.subtract
+                return lambda: combine(left(), right())
+        return lambda: value.mean(axis=0)
+
+    # ------------------------------------------------------------------ running
+
+    def set(self, name: str, value: Array | float) -> None:
+        """Overwrite a bound input (a weight) in place; its shape must not change."""
+        target = self.values[name]
+        assert target is not None, name
+        target[...] = value
+
+    def run(self) -> None:
+        """One pass over the program for the whole batch."""
+        for kernel, args, out in self.calls:
+            kernel(*args, out=out)
+
+    def value(self, name: str) -> Array | None:
+        """The value of ``name`` for every example: shape (N,)+shape, or (1,)+shape."""
+        v = self.values.get(name)
+        if v is None:
+            return None
+        if v.shape[0] != self.n:
+            return np.broadcast_to(v, (self.n, *v.shape[1:]))
+        return v
+
+    def mean(self, name: str) -> Array | None:
+        """Mean over the batch of ``name`` (which must have been listed in ``means``)."""
+        fn = self.mean_fns.get(name)
+        if fn is None:
+            v = self.values.get(name)
+            return None if v is None else v.mean(axis=0)
+        return fn()
+
+    def first_nonfinite(self) -> Define | None:
+        """Re-run step by step; the first line whose value is NaN or infinite (diagnostics)."""
+        with np.errstate(all="ignore"):
+            for kernel, args, out in self.calls:
+                kernel(*args, out=out)
+            for step in self.steps:
+                step.kernel(*step.args, out=step.out)
+                if not np.all(np.isfinite(step.out)):
+                    return step.define
+        return None
+
+
+def _rows(x: object, n: int) -> bool:
+    return isinstance(x, np.ndarray) and x.shape[0] == n and x.ndim <= 2
+
+
+def _identity(op: str, consts: tuple[float | None, ...]) -> int | None:
+    """Which operand the result equals, when a constant makes the operator an identity."""
+    if op == "mul":
+        if consts[0] == 1.0:
+            return 1
+        if consts[1] == 1.0:
+            return 0
+    if op == "add":
+        if consts[0] == 0.0:
+            return 1
+        if consts[1] == 0.0:
+            return 0
+    if op in ("sub", "div", "pow") and consts[1] == (0.0 if op == "sub" else 1.0):
+        return 0
+    return None
+
+
+def interpret(program: Program, inputs: Mapping[str, float | Array | None]
+              ) -> dict[str, float | Array | None]:
+    """Run ``program`` on one input vector; every ``output`` and ``loss`` value (None = NULL).
+
+    This is the seed's interpreter: names not in ``inputs`` are NULL, and so is every value
+    computed from a NULL.
+
+    >>> from tenflang_nb.core.program import parse
+    >>> p = parse('''declare input x
+    ... declare weight w
+    ... declare exp_output y
+    ... declare output o
+    ... declare intvar a
+    ... declare intvar c
+    ... define c = mul y w
+    ... define a = mul x w
+    ... define o = add a w''')
+    >>> interpret(p, {"x": 3, "w": -2})
+    {'o': -8.0}
+    """
+    plan = Plan(program)
+    run = plan.bind({k: v for k, v in inputs.items() if v is not None}, n=1)
+    with np.errstate(all="ignore"):
+        run.run()
+    return {name: _scalar(run.value(name)) for name in plan.results}
+
+
+def _scalar(v: Array | None) -> float | Array | None:
+    if v is None:
+        return None
+    first = v[0]
+    return float(first) if first.shape == () else np.array(first)

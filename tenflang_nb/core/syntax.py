@@ -1,0 +1,258 @@
+"""TenFlang's lexical rules and statements: text -> list of statements with source positions.
+
+Only syntax lives here (tokens, names, literals, line shapes). The language rules that need
+more than one line (declare before define, shapes, ...) are in ``check.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import ops
+from .errors import Diagnostic, TenFlangError
+from .ops import Const, Ref, Shape
+
+KINDS = ("input", "exp_output", "weight", "intvar", "output", "loss")
+GIVEN_KINDS = frozenset({"input", "exp_output", "weight"})  # bound from data, never defined
+# the original's vector words are reserved so a program cannot shadow them
+RESERVED = frozenset(
+    {"declare", "define", "declare_vector", "define_vector", "dot", "reduce_vector",
+     "constant", "inf", "infinity", "nan", "null", "="}
+)
+
+_PLAIN = r"[A-Za-z_][A-Za-z0-9_.]*"
+NAME_RE = re.compile(rf"(?:{_PLAIN}|d/{_PLAIN}/d/{_PLAIN}(?::[0-9]+)?)")
+NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_TOKEN_RE = re.compile(r"[^ \t]+")
+
+
+def is_keyword(token: str) -> bool:
+    return token in RESERVED or token in KINDS or ops.lookup(token) is not None
+
+
+def is_number(token: str) -> bool:
+    return NUMBER_RE.fullmatch(token) is not None
+
+
+def is_name(token: str) -> bool:
+    """A valid variable name: letters, digits, ``_`` and ``.``, or a generated ``d/a/d/b``.
+
+    >>> [is_name(t) for t in ("w.0", "d/L/d/w:2", "2x", "mul", "a-b")]
+    [True, True, False, False, False]
+    """
+    if NAME_RE.fullmatch(token) is None:
+        return False
+    return token.startswith("d/") or not is_keyword(token)
+
+
+@dataclass(frozen=True)
+class Src:
+    """Where a statement came from: the user's file, line number, line text, token columns."""
+
+    file: str
+    line: int
+    text: str
+    cols: tuple[int, ...] = ()  # start column of each token; () for generated statements
+    tokens: tuple[str, ...] = ()
+    expansion: str | None = None  # the expanded line, when the user wrote a vector/macro line
+
+    def diag(self, message: str, token: int | None = None, severity: str = "error",
+             hint: str | None = None) -> Diagnostic:
+        """A diagnostic whose caret points at token number ``token`` (or the whole line)."""
+        if token is not None and token < len(self.cols):
+            column, length = self.cols[token], len(self.tokens[token])
+        else:
+            stripped = self.text.lstrip()
+            column, length = len(self.text) - len(stripped), len(stripped.rstrip())
+        if self.expansion is not None:
+            hint = f"in its expansion: {self.expansion}" + (f"; {hint}" if hint else "")
+        return Diagnostic(message, self.file, self.line, column, length, self.text,
+                          severity, hint)
+
+
+GENERATED = Src("<generated>", 0, "")
+
+
+@dataclass(frozen=True)
+class Declare:
+    kind: str
+    name: str
+    shape: Shape | None  # None: not written (scalar for given kinds, inferred otherwise)
+    src: Src = GENERATED
+
+    def __str__(self) -> str:
+        suffix = f" {ops.fmt_shape(self.shape)}" if self.shape else ""
+        return f"declare {self.kind} {self.name}{suffix}"
+
+
+@dataclass(frozen=True)
+class Define:
+    """``define target = op args...``; ``op`` None means a copy of ``args[0]``."""
+
+    target: str
+    op: str | None
+    args: tuple[Ref, ...]
+    src: Src = GENERATED
+
+    def operand_token(self, i: int) -> int:
+        """Index, in the source tokens, of operand ``i`` (for carets)."""
+        return 3 + (self.op is not None) + i
+
+    def variables(self) -> list[str]:
+        return [a for a in self.args if isinstance(a, str)]
+
+    def __str__(self) -> str:
+        rhs = " ".join(str(a) for a in self.args)
+        return f"define {self.target} = {self.op} {rhs}" if self.op else (
+            f"define {self.target} = {rhs}"
+        )
+
+
+@dataclass(frozen=True)
+class Comment:
+    text: str  # without the leading '#'
+    src: Src = GENERATED
+
+    def __str__(self) -> str:
+        return f"# {self.text}" if self.text else "#"
+
+
+Statement = Declare | Define | Comment
+
+
+def _parse_shape(text: str, src: Src, token: int) -> Shape:
+    inner = text.strip()
+    if not (inner.startswith("[") and inner.endswith("]")):
+        raise TenFlangError([src.diag(f"expected a shape like [64, 32], got '{text}'", token)])
+    parts = [p.strip() for p in inner[1:-1].split(",")]
+    if parts == [""]:
+        return ()
+    dims: list[int] = []
+    for part in parts:
+        if not part.isdigit() or int(part) < 1:
+            raise TenFlangError(
+                [src.diag(f"shape dimensions must be positive integers, got '{part}'", token)]
+            )
+        dims.append(int(part))
+    if len(dims) > 4:
+        raise TenFlangError([src.diag("shapes have at most 4 dimensions", token)])
+    return tuple(dims)
+
+
+def _operand(token: str, src: Src, index: int) -> Ref:
+    if is_number(token):
+        value = float(token)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise TenFlangError([src.diag(f"constant '{token}' is out of range", index)])
+        return Const(value, token)
+    if token.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+        raise TenFlangError(
+            [src.diag(f"'{token}' is not allowed: constants must be finite numbers", index)]
+        )
+    if token[0].isdigit() or token[0] in "+-.":
+        raise TenFlangError([src.diag(f"bad number '{token}'", index,
+                                      hint="write numbers like 2, -1.5, 3e-2 or 19.20")])
+    if not is_name(token):
+        if is_keyword(token):
+            raise TenFlangError([src.diag(f"'{token}' is a keyword, not a variable", index)])
+        raise TenFlangError([src.diag(f"'{token}' is not a valid variable name", index)])
+    return token
+
+
+def _check_name(token: str, src: Src, index: int) -> str:
+    if is_name(token):
+        return token
+    if is_keyword(token):
+        raise TenFlangError([src.diag(f"'{token}' is a keyword and cannot be a variable name",
+                                      index)])
+    if token and token[0].isdigit():
+        raise TenFlangError([src.diag(f"'{token}': names cannot start with a digit", index)])
+    raise TenFlangError(
+        [src.diag(f"'{token}' is not a valid name (use letters, digits, '_' and '.')", index)]
+    )
+
+
+def parse_line(text: str, line: int, file: str) -> Statement | None:
+    """Parse one line; None for a blank line.
+
+    >>> parse_line("define z = mul x 2", 9, "s.tf")
+    Define(target='z', op='mul', args=('x', Const(value=2.0, text='2')), src=...)
+    """
+    matches = list(_TOKEN_RE.finditer(text))
+    if not matches:
+        return None
+    tokens = tuple(m.group() for m in matches)
+    src = Src(file, line, text, tuple(m.start() for m in matches), tokens)
+    head = tokens[0]
+    if head.startswith("#"):
+        return Comment(text.strip()[1:].strip(), src)
+    if head == "declare":
+        if len(tokens) < 3:
+            missing = "a kind and a name" if len(tokens) == 1 else "a name"
+            raise TenFlangError([src.diag(f"declare needs {missing}: declare <kind> <name>")])
+        kind = tokens[1]
+        if kind not in KINDS:
+            raise TenFlangError([src.diag(
+                f"unknown kind '{kind}'", 1, hint="kinds are " + ", ".join(KINDS))])
+        name = _check_name(tokens[2], src, 2)
+        shape = None
+        if len(tokens) > 3:
+            shape = _parse_shape(text[src.cols[3]:], src, 3)
+        return Declare(kind, name, shape, src)
+    if head == "define":
+        if len(tokens) < 4 or tokens[2] != "=":
+            if len(tokens) >= 3 and "=" not in tokens:
+                raise TenFlangError([src.diag("missing '=': define <name> = <expression>", 2)])
+            if len(tokens) >= 2 and "=" in tokens[1]:
+                raise TenFlangError([src.diag("put spaces around '='", 1)])
+            raise TenFlangError([src.diag("expected: define <name> = <expression>")])
+        target = _check_name(tokens[1], src, 1)
+        rhs = tokens[3:]
+        op = ops.lookup(rhs[0])
+        if op is None:
+            if len(rhs) > 1:
+                if is_name(rhs[0]):
+                    raise TenFlangError([src.diag(f"unknown operator '{rhs[0]}'", 3,
+                                                  hint=_op_hint(rhs[0]))])
+                raise TenFlangError([src.diag(
+                    f"expected an operator, got '{rhs[0]}'", 3, hint=_op_hint(rhs[0]))])
+            return Define(target, None, (_operand(rhs[0], src, 3),), src)
+        given = len(rhs) - 1
+        if given != op.arity:
+            what = "one operand" if op.arity == 1 else f"{op.arity} operands"
+            raise TenFlangError([src.diag(
+                f"'{rhs[0]}' takes {what}, got {given}", 3 if given < op.arity else 4 + op.arity
+            )])
+        args = tuple(_operand(t, src, 4 + i) for i, t in enumerate(rhs[1:]))
+        return Define(target, rhs[0], args, src)
+    if head in ("declare_vector", "define_vector") or head == "#macro":
+        raise TenFlangError([src.diag(f"'{head}' should have been expanded", 0)])
+    raise TenFlangError([src.diag(
+        f"unknown instruction '{head}'", 0,
+        hint="a line starts with 'declare', 'define' or '#' (a comment)")])
+
+
+def _op_hint(word: str) -> str:
+    names = sorted({o.name for o in ops.OPS.values()})
+    close = [n for n in names if n.startswith(word[:2].lower())]
+    return "did you mean " + " or ".join(close) + "?" if close else (
+        "operators: " + " ".join(names)
+    )
+
+
+def parse_statements(lines: list[tuple[int, str]], file: str) -> list[Statement]:
+    """Parse numbered lines, collecting every syntax error (not just the first)."""
+    statements: list[Statement] = []
+    errors: list[Diagnostic] = []
+    for number, text in lines:
+        try:
+            statement = parse_line(text, number, file)
+        except TenFlangError as exc:
+            errors.extend(exc.diagnostics)
+            continue
+        if statement is not None:
+            statements.append(statement)
+    if errors:
+        raise TenFlangError(errors)
+    return statements

@@ -1,0 +1,232 @@
+"""The weight-calculation phase: gradient descent driven by a GCP alone.
+
+The weights are the GCP's ``input`` variables ``w`` for which it has an ``output`` named
+``d/L/d/w`` (L its ``loss``). Each step runs the GCP once over the whole training set (one
+batched pass), takes the mean loss and mean gradient, and moves ``w <- w - lr * grad`` until
+``||grad||_2 <= tol`` or ``max_iter`` updates, as the seed's pseudocode does.
+
+:class:`GradientDescent` is a small state machine (``step()`` one gradient evaluation and
+update at a time) so a notebook can run it in chunks, show progress, stop and reset it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import ComputeError, Diagnostic, TenFlangError
+from .plan import Plan
+from .program import Program
+
+Weights = dict[str, "float | np.ndarray"]
+
+DEFAULT_LR = 0.1
+DEFAULT_TOL = 0.0005
+DEFAULT_MAX_ITER = 1000
+INITS = ("auto", "zeros", "normal")
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Run BLAS on one thread inside the block.
+
+    TenFlang's matrices are small and the batch is split by numpy anyway; here OpenBLAS's
+    threads made a [1797, 64] x [64, 32] product 30x slower than one thread. Scoped to our
+    loops so a notebook user's own numpy keeps its settings.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
+@dataclass(frozen=True)
+class Record:
+    iteration: int  # updates made before this evaluation
+    loss: float  # mean loss over the training set at these weights
+    grad_norm: float  # ||mean gradient||_2 at these weights
+
+
+@dataclass
+class TrainResult:
+    weights: Weights
+    history: list[Record]
+    converged: bool
+    iterations: int
+
+    @property
+    def loss(self) -> float:
+        return self.history[-1].loss if self.history else float("nan")
+
+
+def gcp_weights(gcp: Program) -> tuple[str, dict[str, str]]:
+    """The GCP's loss name and {weight: gradient output name}, found from the GCP alone.
+
+    >>> from tenflang_nb.core.program import parse
+    >>> p = parse("declare input w\\ndeclare loss L\\ndefine L = mul w w\\n"
+    ...           "declare output d/L/d/w\\ndefine d/L/d/w = add w w\\n")
+    >>> gcp_weights(p)
+    ('L', {'w': 'd/L/d/w'})
+    """
+    losses = gcp.losses
+    if len(losses) != 1:
+        raise TenFlangError([Diagnostic(
+            "not a gradient program: it must declare exactly one loss "
+            f"(found {len(losses)})", gcp.file,
+            hint="make it with: tfcompiler SHAPE.tf -o gcp.tf")])
+    loss = losses[0]
+    prefix = f"d/{loss}/d/"
+    grads = {}
+    for name in gcp.names("output"):
+        if name.startswith(prefix) and ":" not in name:
+            w = name[len(prefix):]
+            if w in gcp.decls and gcp.kind(w) in ("input", "weight"):
+                grads[w] = name
+    if not grads:
+        raise TenFlangError([Diagnostic(
+            f"not a gradient program: no output named d/{loss}/d/<weight>", gcp.file)])
+    return loss, grads
+
+
+def initial_weights(shapes: Mapping[str, tuple[int, ...]], init: str = "auto", seed: int = 0,
+                    scale: float | None = None) -> Weights:
+    """Starting weights. ``zeros``: all 0 (the original's choice). ``normal``: every weight
+    drawn from N(0, s^2) with s = ``scale`` or 1/sqrt(fan_in) (fan_in = first dimension, 1 for
+    scalars). ``auto`` (default): matrices as ``normal`` (all-zero matrices keep hidden units
+    identical forever), scalars and vectors 0.
+
+    >>> initial_weights({"w": (), "W": (2, 3)}, "zeros")["W"].shape
+    (2, 3)
+    """
+    if init not in INITS:
+        raise TenFlangError([Diagnostic(f"unknown init '{init}' (use {', '.join(INITS)})")])
+    rng = np.random.default_rng(seed)
+    weights: Weights = {}
+    for name, shape in shapes.items():
+        draw = init == "normal" or (init == "auto" and len(shape) >= 2)
+        if draw:
+            s = scale if scale is not None else 1.0 / np.sqrt(shape[0] if shape else 1)
+            value = rng.normal(0.0, s, size=shape)
+        else:
+            value = np.zeros(shape)
+        weights[name] = float(value) if shape == () else value
+    return weights
+
+
+@dataclass
+class GradientDescent:
+    """Gradient descent on a GCP over a training set bound once.
+
+    ``data`` maps each GCP input (not a weight) to an array whose first axis is the example.
+    """
+
+    gcp: Program
+    data: Mapping[str, np.ndarray]
+    n: int
+    lr: float = DEFAULT_LR
+    tol: float = DEFAULT_TOL
+    max_iter: int = DEFAULT_MAX_ITER
+    init: str = "auto"
+    seed: int = 0
+    start: Weights | None = None
+    history: list[Record] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for name, value in (("learning rate", self.lr), ("tolerance", self.tol)):
+            if not (np.isfinite(value) and value >= 0):
+                raise TenFlangError([Diagnostic(f"{name} must be a finite number >= 0")])
+        if self.max_iter < 0:
+            raise TenFlangError([Diagnostic("max-iter must be >= 0")])
+        self.loss_name, self.grad_names = gcp_weights(self.gcp)
+        shapes = {w: self.gcp.shapes[w] for w in self.grad_names}
+        self.initial = self.start if self.start is not None else initial_weights(
+            shapes, self.init, self.seed)
+        self._run = Plan(self.gcp).bind(
+            {**self.data, **self.initial}, self.n, means=list(self.grad_names.values()))
+        if self._run.values.get(self.loss_name) is None:
+            raise TenFlangError([Diagnostic(
+                f"the loss '{self.loss_name}' is null: the training data lacks a value it "
+                "needs", self.gcp.file)])
+        self.reset()
+
+    def reset(self, weights: Weights | None = None) -> None:
+        """Back to the initial weights (or ``weights``), forgetting the history."""
+        source = weights if weights is not None else self.initial
+        self.weights: Weights = {
+            w: (float(v) if np.ndim(v) == 0 else np.array(v, dtype=float))
+            for w, v in source.items()}
+        self.iterations = 0
+        self.converged = False
+        self.done = False
+        self.history = []
+        self._grads: dict[str, np.ndarray] = {}
+
+    def evaluate(self) -> tuple[float, dict[str, np.ndarray]]:
+        """Mean loss and mean gradient at the current weights (one pass over the data)."""
+        run = self._run
+        for w, value in self.weights.items():
+            run.set(w, value)
+        with np.errstate(all="ignore"):
+            run.run()
+            loss_values = run.value(self.loss_name)
+            assert loss_values is not None
+            loss = float(np.mean(loss_values))
+            grads = {}
+            for w, name in self.grad_names.items():
+                g = run.mean(name)
+                grads[w] = np.zeros(np.shape(self.weights[w])) if g is None else np.array(g)
+        if not np.isfinite(loss) or not all(np.all(np.isfinite(g)) for g in grads.values()):
+            self._nonfinite()
+        return loss, grads
+
+    def _nonfinite(self) -> None:
+        bad = self._run.first_nonfinite()
+        where = f"at iteration {self.iterations}"
+        hint = "try a smaller learning rate (--lr)" if self.iterations else (
+            "check the training data and the program")
+        if bad is None:
+            raise ComputeError([Diagnostic(f"the loss or a gradient is NaN or infinite {where}",
+                                           self.gcp.file, hint=hint)])
+        raise ComputeError([bad.src.diag(
+            f"first NaN or infinite value {where} appeared on this line", 1, hint=hint)])
+
+    def step(self) -> Record:
+        """Evaluate the gradient; stop if it is ~0 or max-iter is reached, else update."""
+        if self.done:
+            raise RuntimeError("training is finished; call reset() to start again")
+        loss, grads = self.evaluate()
+        norm = float(np.sqrt(sum(float(np.sum(g * g)) for g in grads.values())))
+        record = Record(self.iterations, loss, norm)
+        self.history.append(record)
+        self._grads = grads
+        if norm <= self.tol:
+            self.converged = self.done = True
+        elif self.iterations >= self.max_iter:
+            self.done = True
+        else:
+            for w, g in grads.items():
+                self.weights[w] = self.weights[w] - self.lr * g
+            self.iterations += 1
+        return record
+
+    @property
+    def gradient(self) -> dict[str, np.ndarray]:
+        """The mean gradient from the last evaluation."""
+        return self._grads
+
+    def run(self, callback: Callable[[GradientDescent, Record], bool | None] | None = None
+            ) -> TrainResult:
+        """Step until done; ``callback(self, record)`` returning True stops early."""
+        with single_threaded_blas():
+            while not self.done:
+                record = self.step()
+                if callback is not None and callback(self, record):
+                    break
+        return self.result()
+
+    def result(self) -> TrainResult:
+        return TrainResult(dict(self.weights), list(self.history), self.converged,
+                           self.iterations)

@@ -1,0 +1,694 @@
+"""Vector files: brace / CSV / original / npz readers, writers and their error messages."""
+
+from __future__ import annotations
+
+import doctest
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from tenflang_nb.core import vectors
+from tenflang_nb.core.errors import TenFlangError
+from tenflang_nb.core.vectors import (
+    VectorTable,
+    format_value,
+    format_vector,
+    from_columns,
+    from_records,
+    parse_vectors,
+    read_vectors,
+)
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "original-tenflang"
+
+
+def rows(table: VectorTable) -> list[dict[str, object]]:
+    """Every vector, with arrays as nested lists so that == compares values."""
+    return [
+        {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in table.vector(i).items()}
+        for i in range(len(table))
+    ]
+
+
+def error_of(text: str, fmt: str | None = None) -> TenFlangError:
+    with pytest.raises(TenFlangError) as info:
+        parse_vectors(text, "data.txt", fmt)
+    return info.value
+
+
+def assert_located(err: TenFlangError, message: str, line: int, column: int) -> None:
+    """The message, the line and the caret column, as the user sees them."""
+    d = err.first
+    assert message in d.message
+    assert d.line == line
+    assert d.column == column
+    rendered = str(err)
+    assert rendered.startswith(f"data.txt: line {line}: error: ")
+    source, caret = rendered.split("\n")[1:3]
+    assert source == "    " + d.source.expandtabs(1)
+    assert caret == "    " + " " * column + "^" * max(1, d.length)
+
+
+# ---------------------------------------------------------------------------------------
+# brace notation
+
+
+def test_brace_scalars_names_lines_and_nulls() -> None:
+    text = "# inputs\n{x: 3, w: -2}\n\n   # another comment\n{x: 1.5e-3, y: null}\n{}\n"
+    t = parse_vectors(text, "in.txt")
+    assert t.file == "in.txt"
+    assert len(t) == 3
+    assert t.names == ["x", "w", "y"]
+    assert t.lines == [2, 5, 6]
+    assert rows(t) == [{"x": 3.0, "w": -2.0}, {"x": 0.0015, "y": None}, {}]
+    np.testing.assert_array_equal(t.columns["x"], [3.0, 0.0015, np.nan])
+    np.testing.assert_array_equal(t.columns["y"], [np.nan, np.nan, np.nan])
+    assert t.present["x"].tolist() == [True, True, False]
+    assert t.present["w"].tolist() == [True, False, False]
+    assert t.present["y"].tolist() == [False, False, False]
+    assert t.nulls["y"].tolist() == [False, True, False]
+    assert t.columns["x"].dtype == np.float64
+    assert t.shape("x") == () and t.shape("y") == ()
+    assert type(t.vector(0)["x"]) is float
+
+
+def test_brace_whitespace_between_all_tokens() -> None:
+    t = parse_vectors("  {  x :3 ,w:-2,W : [ [1,2] ,[ 3 , 4 ] ] }  \t\n{x:1}")
+    assert rows(t) == [{"x": 3.0, "w": -2.0, "W": [[1.0, 2.0], [3.0, 4.0]]}, {"x": 1.0}]
+
+
+@pytest.mark.parametrize(
+    ("literal", "value"),
+    [("3", 3.0), ("-1.5", -1.5), ("+2", 2.0), ("3e-2", 0.03), (".5", 0.5), ("19.20", 19.2),
+     ("1.", 1.0), ("-0", -0.0), ("2E+3", 2000.0), ("007", 7.0)],
+)
+def test_brace_number_literals(literal: str, value: float) -> None:
+    got = parse_vectors(f"{{x: {literal}}}").vector(0)["x"]
+    assert got == value
+    assert math.copysign(1, got) == math.copysign(1, value)
+
+
+def test_brace_tensors() -> None:
+    t = parse_vectors("{W: [[1, 2], [3, 4]], b: [0.5, -1]}\n{W: [[5, 6], [7, 8]], b: null}\n")
+    assert t.shape("W") == (2, 2)
+    assert t.shape("b") == (2,)
+    assert t.columns["W"].shape == (2, 2, 2)
+    assert t.columns["W"][1].tolist() == [[5.0, 6.0], [7.0, 8.0]]
+    assert np.isnan(t.columns["b"][1]).all()
+    assert t.present["b"].tolist() == [True, False]
+    v = t.vector(0)
+    assert isinstance(v["W"], np.ndarray) and v["W"].dtype == np.float64
+    assert v["b"].tolist() == [0.5, -1.0]
+    assert t.vector(1)["b"] is None
+    # vector() hands out copies: changing one leaves the table alone
+    v["W"][0, 0] = 99.0
+    assert t.columns["W"][0, 0, 0] == 1.0
+
+
+def test_brace_deep_and_empty_lists() -> None:
+    t = parse_vectors("{T: [[[1], [2]], [[3], [4]], [[5], [6]]], e: []}")
+    assert t.shape("T") == (3, 2, 1)
+    assert t.vector(0)["T"][2, 1, 0] == 6.0
+    assert t.shape("e") == (0,)
+
+
+def test_brace_generated_names() -> None:
+    t = parse_vectors("{d/L/d/x:1: 2, d/L/d/w: 3, w.0: 4, _a: 5, .b: 6}\n{d/L/d/y:1}\n")
+    assert t.names == ["d/L/d/x:1", "d/L/d/w", "w.0", "_a", ".b", "d/L/d/y"]
+    # without a second ':' the digits after a generated name are its value
+    assert rows(t)[1] == {"d/L/d/y": 1.0}
+    assert rows(t)[0]["d/L/d/x:1"] == 2.0
+
+
+def test_brace_vector_index_bounds() -> None:
+    t = parse_vectors("{x: 1}\n{x: 2}")
+    assert t.vector(-1) == {"x": 2.0}
+    with pytest.raises(IndexError):
+        t.vector(2)
+
+
+def test_crlf_and_lone_cr_are_tolerated() -> None:
+    assert rows(parse_vectors("{x: 1}\r\n{x: 2}\r\n")) == [{"x": 1.0}, {"x": 2.0}]
+    assert rows(parse_vectors("{x: 1}\r{x: 2}\r")) == [{"x": 1.0}, {"x": 2.0}]
+    assert rows(parse_vectors("x,y\r\n1,2\r\n")) == [{"x": 1.0, "y": 2.0}]
+    assert rows(parse_vectors("a\t1\r\nb\t2\r\n")) == [{"a": 1.0, "b": 2.0}]
+
+
+BRACE_ERRORS = [
+    # text, message, line, caret column
+    ("{x 3}", "expected ':' after name 'x', found '3'", 1, 3),
+    ("{x: 1}\n{x: 3 4}", "expected ',' or '}' after the value of 'x', found '4'", 2, 6),
+    ("{x: 3", "unterminated vector: expected ',' or '}' after the value of 'x'", 1, 5),
+    ("{x: ", "unterminated vector: expected a value for 'x'", 1, 3),
+    ("{x: [1, 2", "unterminated list: expected ',' or ']' in the list of 'x'", 1, 9),
+    ("{x: [1, 2}", "expected ',' or ']' in the list of 'x', found '}'", 1, 9),
+    ("{x: }", "expected a value for 'x', found '}'", 1, 4),
+    ("{: 1}", "expected a name, found ':'", 1, 1),
+    ("{x: 1,, y: 2}", "expected a name after ',', found ','", 1, 6),
+    ("x: 1}", "expected '{' at the start of a vector", 1, 0),
+    ("{x: 1}\ny: 2", "expected '{' at the start of a vector, found 'y'", 2, 0),
+    ("{x: 1} {y: 2}", "unexpected '{' after the end of the vector", 1, 7),
+    ("{x: 1,}", "trailing comma before '}'", 1, 5),
+    ("{x: 1, }", "trailing comma before '}'", 1, 5),
+    ("{x: [1, 2,]}", "trailing comma before ']'", 1, 9),
+    ("{x: abc}", "value of 'x' is not a number: 'abc'", 1, 4),
+    ("{x: 1, y: 0x10}", "value of 'y' is not a number: '0x10'", 1, 10),
+    ("{x: 1_000}", "value of 'x' is not a number: '1_000'", 1, 4),
+    ("{x: 1e}", "value of 'x' is not a number: '1e'", 1, 4),
+    ("{x: [1, abc]}", "value of 'x' is not a number: 'abc'", 1, 8),
+    ("{x: inf}", "value of 'x' is not finite: 'inf'", 1, 4),
+    ("{x: -Infinity}", "value of 'x' is not finite: '-Infinity'", 1, 4),
+    ("{x: nan}", "value of 'x' is not finite: 'nan'", 1, 4),
+    ("{x: [1, 1e999]}", "value of 'x' is not finite: '1e999'", 1, 8),
+    ("{x: 1, x: 2}", "duplicate name 'x' in this vector", 1, 7),
+    ("{W: [[1, 2], [3, 4, 5]]}", "ragged list: rows of lengths 2 and 3", 1, 13),
+    ("{W: [[[1, 2]], [[3]]]}", "ragged list: rows of lengths 2 and 1", 1, 14),
+    ("{W: [1, [2]]}", "ragged list: mixes numbers and lists", 1, 8),
+    ("{W: [1, null]}", "null is not allowed inside a list", 1, 8),
+    ("{3x: 1}", "bad name '3x'", 1, 1),
+    ("{a-b: 1}", "bad name 'a-b'", 1, 1),
+    ("{x: 1}\n# c\n{x: [1]}", "'x' has shape [1] here but [] on line 1", 3, 1),
+    ("{W: [[1, 2], [3, 4]]}\n{q: 1, W: [3, 4, 5]}",
+     "'W' has shape [3] here but [2, 2] on line 1", 2, 7),
+    ("{x: " + "[" * 40 + "1" + "]" * 40 + "}", "list nested too deeply", 1, 36),
+]
+
+
+@pytest.mark.parametrize(("text", "message", "line", "column"), BRACE_ERRORS)
+def test_brace_errors(text: str, message: str, line: int, column: int) -> None:
+    assert_located(error_of(text), message, line, column)
+
+
+def test_brace_null_only_name_and_null_does_not_fix_a_shape() -> None:
+    t = parse_vectors("{W: null}\n{W: [1, 2]}\n{W: null}")
+    assert t.shape("W") == (2,)
+    assert rows(t) == [{"W": None}, {"W": [1.0, 2.0]}, {"W": None}]
+    only_null = parse_vectors("{z: null}")
+    assert only_null.shape("z") == ()
+    assert only_null.vector(0) == {"z": None}
+
+
+# ---------------------------------------------------------------------------------------
+# writing and round trips
+
+EXACT = [0.1, 1e-300, -2.5e17, 5e-324, 1.7976931348623157e308, -0.0, 1 / 3, 2.0**-1074 * 3,
+         123456789.123456789, -1e-5]
+
+
+def test_format_value_and_vector() -> None:
+    assert format_value(0.1) == "0.1"
+    assert format_value(3) == "3.0"
+    assert format_value(np.float64(1e-300)) == "1e-300"
+    assert format_value(np.float32(0.5)) == "0.5"
+    assert format_value(None) == "null"
+    assert format_value(np.array([[1, 2], [3, 4]])) == "[[1.0, 2.0], [3.0, 4.0]]"
+    assert format_value(np.array([0.1, -2.5e17])) == "[0.1, -2.5e+17]"
+    assert format_value([1, [2, 3]][1]) == "[2.0, 3.0]"
+    assert format_value(np.array(2.5)) == "2.5"
+    assert format_vector({"x": 3.0, "w": -2.0, "y": None}) == "{x: 3.0, w: -2.0, y: null}"
+    assert format_vector({}) == "{}"
+    assert format_vector({"d/L/d/x:1": np.array([1.0])}) == "{d/L/d/x:1: [1.0]}"
+
+
+def test_round_trip_scalars_exactly() -> None:
+    vecs = [{"x": v, "y": -v} for v in EXACT]
+    t = parse_vectors("\n".join(format_vector(v) for v in vecs))
+    for i, v in enumerate(EXACT):
+        got = t.vector(i)
+        assert got["x"] == v and got["y"] == -v
+        assert math.copysign(1, got["x"]) == math.copysign(1, v)
+
+
+def test_round_trip_tensors_and_nulls() -> None:
+    W = np.array([[0.1, 1e-300], [-2.5e17, 7.0], [1 / 3, -0.0]])
+    original = {"W": W, "b": np.array([0.2, 0.3]), "n": None, "s": 0.1}
+    t = parse_vectors(format_vector(original) + "\n" + format_vector({"W": W * 2, "b": None}))
+    back = t.vector(0)
+    assert np.array_equal(back["W"], W)
+    assert np.array_equal(back["b"], [0.2, 0.3])
+    assert back["n"] is None and back["s"] == 0.1
+    assert list(back) == ["W", "b", "n", "s"]
+    assert np.array_equal(t.vector(1)["W"], W * 2)
+    assert t.vector(1)["b"] is None
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,6}", fullmatch=True),
+                       st.one_of(st.none(), finite), min_size=0, max_size=5))
+def test_round_trip_property_scalars(values: dict[str, float | None]) -> None:
+    back = parse_vectors(format_vector(values)).vector(0)
+    assert back == values
+    assert list(back) == list(values)
+
+
+@settings(max_examples=100, deadline=None)
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4),
+                  elements=finite))
+def test_round_trip_property_tensors(arr: np.ndarray) -> None:
+    back = parse_vectors(format_vector({"T": arr})).vector(0)["T"]
+    assert back.shape == arr.shape
+    assert np.array_equal(back, arr)
+    # and through a one-example CSV written by hand from the same numbers
+    header = ",".join("T" + "".join(f"[{k}]" for k in ix) for ix in np.ndindex(*arr.shape))
+    cells = ",".join(repr(float(arr[ix])) for ix in np.ndindex(*arr.shape))
+    via_csv = parse_vectors(f"{header}\n{cells}\n", format="csv").vector(0)["T"]
+    assert np.array_equal(via_csv, arr)
+
+
+# ---------------------------------------------------------------------------------------
+# CSV
+
+
+def test_csv_scalars_spaces_and_nulls() -> None:
+    text = "# header next\nx, y ,z\n1, 2 ,3\n\n 4 ,,null\n-0.5,NULL, Null \n"
+    t = parse_vectors(text, "d.csv")
+    assert t.names == ["x", "y", "z"]
+    assert t.lines == [3, 5, 6]
+    assert rows(t) == [
+        {"x": 1.0, "y": 2.0, "z": 3.0},
+        {"x": 4.0, "y": None, "z": None},
+        {"x": -0.5, "y": None, "z": None},
+    ]
+    assert t.present["y"].tolist() == [True, False, False]
+    np.testing.assert_array_equal(t.columns["y"], [2.0, np.nan, np.nan])
+
+
+def test_csv_quoted_cells() -> None:
+    t = parse_vectors('"x","y"\n" 1.5 ",2\n3,""\n')
+    assert rows(t) == [{"x": 1.5, "y": 2.0}, {"x": 3.0, "y": None}]
+
+
+def test_csv_vector_columns() -> None:
+    t = parse_vectors("x[0],x[1],x[2],y\n1,2,3,4\n,,,5\n")
+    assert t.names == ["x", "y"]
+    assert t.shape("x") == (3,)
+    assert rows(t) == [{"x": [1.0, 2.0, 3.0], "y": 4.0}, {"x": None, "y": 5.0}]
+    assert t.present["x"].tolist() == [True, False]
+
+
+def test_csv_matrix_columns_in_any_order() -> None:
+    # W[i][j] cells are placed by their indices, not by the header's order
+    t = parse_vectors("W[1][0],b,W[0][1],W[0][0],W[1][1],W[0][2],W[1][2]\n4,9,2,1,5,3,6\n")
+    assert t.names == ["W", "b"]
+    assert t.shape("W") == (2, 3)
+    assert t.vector(0)["W"].tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert t.vector(0)["b"] == 9.0
+
+
+def test_csv_generated_names() -> None:
+    t = parse_vectors("d/L/d/x:1,d/L/d/W[0],d/L/d/W[1]\n1,2,3\n")
+    assert rows(t) == [{"d/L/d/x:1": 1.0, "d/L/d/W": [2.0, 3.0]}]
+
+
+def test_csv_single_column() -> None:
+    t = parse_vectors("x\n1\nnull\n2\n")
+    assert rows(t) == [{"x": 1.0}, {"x": None}, {"x": 2.0}]
+
+
+CSV_ERRORS = [
+    ("x,y\n1,2\n1,2,3\n", "row has 3 cells, the header has 2", 3, 4),
+    ("x,y\n1\n", "row has 1 cell, the header has 2", 2, 1),
+    ("x,y\n1, abc\n", "value of 'y' is not a number: 'abc'", 2, 3),
+    ("x[0],x[1]\n1,2\n1,two\n", "value of 'x[1]' is not a number: 'two'", 3, 2),
+    ("x,y\n1,inf\n", "value of 'y' is not finite: 'inf'", 2, 2),
+    ("x,y\n1,0x1p3\n", "value of 'y' is not a number: '0x1p3'", 2, 2),
+    ("x,y\n1,1e400\n", "value of 'y' is not finite: '1e400'", 2, 2),
+    ("x, y ,x\n1,2,3\n", "duplicate column name 'x'", 1, 7),
+    ("x[0],x[0]\n1,2\n", "duplicate column name 'x[0]'", 1, 5),
+    ("x,y z\n1,2\n", "bad column name 'y z'", 1, 2),
+    ("x,3y\n1,2\n", "bad column name '3y'", 1, 2),
+    ("x,\n1,2\n", "empty column name", 1, 2),
+    ("x[0],x[2]\n1,2\n", "column 'x[1]' is missing", 1, 0),
+    ("q,W[0][0],W[1][1]\n1,2,3\n", "column 'W[0][1]' is missing", 1, 2),
+    ("x,x[0]\n1,2\n", "'x' is given both as one column and as tensor cells", 1, 2),
+    ("W[0],W[0][1]\n1,2\n", "column 'W[0][1]' has 2 indices but 'W[0]' has 1", 1, 5),
+    ("x[0],x[1]\n1,2\n3,\n", "tensor 'x' is partly null in this row ('x[1]'", 3, 2),
+    ('x,"y\n1,2\n', "unbalanced '\"' in this line", 1, 2),
+    ("x,y\n", "no vectors in this file (only a header line)", 1, 0),
+]
+
+
+@pytest.mark.parametrize(("text", "message", "line", "column"), CSV_ERRORS)
+def test_csv_errors(text: str, message: str, line: int, column: int) -> None:
+    assert_located(error_of(text, "csv"), message, line, column)
+
+
+def test_csv_error_found_by_detection_too() -> None:
+    err = error_of("a,b\n1,2\n3,4\n5,6,7\n")
+    assert err.first.line == 4
+    assert "row has 3 cells, the header has 2" in err.first.message
+
+
+def test_csv_100k_rows_is_fast() -> None:
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(100_000, 3)) * 10.0 ** rng.integers(-5, 5, size=(100_000, 3))
+    text = "x,w,y\n" + "\n".join(f"{a!r},{b!r},{c!r}" for a, b, c in data.tolist()) + "\n"
+    start = time.perf_counter()
+    t = parse_vectors(text, "big.csv")
+    elapsed = time.perf_counter() - start
+    assert len(t) == 100_000
+    assert np.array_equal(np.stack([t.columns[n] for n in "xwy"], axis=1), data)
+    assert elapsed < 2.0
+
+
+def test_brace_100k_lines_is_fast() -> None:
+    rng = np.random.default_rng(1)
+    data = rng.normal(size=(100_000, 3))
+    text = "\n".join(f"{{x: {a!r}, w: {b!r}, y: {c!r}}}" for a, b, c in data.tolist())
+    start = time.perf_counter()
+    t = parse_vectors(text)
+    elapsed = time.perf_counter() - start
+    assert np.array_equal(t.columns["w"], data[:, 1])
+    assert t.lines[-1] == 100_000
+    assert elapsed < 3.0
+
+
+# ---------------------------------------------------------------------------------------
+# original 2016 format and the shared files
+
+
+def test_original_shared_a_to_z() -> None:
+    t = read_vectors(SHARED / "interpreter_inputs_a_to_z.txt")
+    assert len(t) == 1
+    assert t.lines == [1]
+    assert t.names == [chr(ord("a") + k) for k in range(26)]
+    assert t.vector(0) == {chr(ord("a") + k): float(k + 1) for k in range(26)}
+
+
+def test_original_shared_macros_vectors_dot() -> None:
+    t = read_vectors(SHARED / "macros_vectors_dot_inputs.txt")
+    assert len(t) == 1
+    assert t.vector(0) == {
+        "a.0": 1.0, "a.1": 2.0, "a.2": 1.0,
+        "b.0": 1.0, "b.1": 2.0, "b.2": -1.0,
+        "c.0": 2.0, "c.1": 4.0, "c.2": 6.0,
+        "d.0": 1.0, "d.1": 3.0, "d.2": 5.0,
+        "e.0": 1.0, "e.1": 2.0, "e.2": 3.0,
+        "f.0": 2.0, "f.1": 3.0, "f.2": 4.0,
+    }
+
+
+def test_original_shared_v0_linear() -> None:
+    t = read_vectors(SHARED / "v0_linear_sqloss_inputs.txt")
+    assert t.vector(0) == {"x": 1.0, "w": 2.0, "y": 4.0}
+    assert t.names == ["x", "w", "y"]
+
+
+def test_original_tabs_spaces_and_comments() -> None:
+    t = parse_vectors("# weights\n\nw\t0.5\n  b   -2.3  \nd/L/d/w:1 19.20\n", "w.txt")
+    assert rows(t) == [{"w": 0.5, "b": -2.3, "d/L/d/w:1": 19.2}]
+    assert t.lines == [3]
+
+
+ORIGINAL_ERRORS = [
+    ("a\t1\nb\t2\na\t3\n", "'a' given twice (first on line 1)", 3, 0),
+    ("a 1\nb two\n", "value of 'b' is not a number: 'two'", 2, 2),
+    ("a 1\nb nan\n", "value of 'b' is not finite: 'nan'", 2, 2),
+    ("a 1\nb [1, 2]\n", "expected a name and a number separated by a tab or spaces", 2, 5),
+    ("a 1\nb\n", "expected a name and a number separated by a tab or spaces (found 1 item)", 2, 1),
+    ("a 1\n3b 2\n", "bad name '3b'", 2, 0),
+    ("a 1\nb null\n", "value of 'b' is not a number: 'null'", 2, 2),
+]
+
+
+@pytest.mark.parametrize(("text", "message", "line", "column"), ORIGINAL_ERRORS)
+def test_original_errors(text: str, message: str, line: int, column: int) -> None:
+    assert_located(error_of(text), message, line, column)
+
+
+# ---------------------------------------------------------------------------------------
+# detection, formats, files
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("# c\n{x: 1}\n", [{"x": 1.0}]),
+        ("x 1\ny\t2\n", [{"x": 1.0, "y": 2.0}]),
+        ("x,y\n1,2\n", [{"x": 1.0, "y": 2.0}]),
+        ("x\n1\n", [{"x": 1.0}]),  # one token per line: a one-column CSV
+        ("x y\n", None),  # two names: not original, and 'x y' is no CSV header either
+    ],
+)
+def test_detection(text: str, expected: list[dict[str, float]] | None) -> None:
+    if expected is None:
+        assert "bad column name 'x y'" in error_of(text).first.message
+    else:
+        assert rows(parse_vectors(text)) == expected
+
+
+def test_explicit_format_overrides_detection() -> None:
+    # as CSV, "a 1" is a header with a bad name
+    assert "bad column name 'a 1'" in error_of("a 1\n", "csv").first.message
+    assert "expected '{'" in error_of("x,y\n1,2\n", "brace").first.message
+    assert "expected a name and a number" in error_of("{x: 1}\n", "original").first.message
+    assert rows(parse_vectors("x 1\n", format="original")) == [{"x": 1.0}]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only\n  # comments\n\n", "   \n\t\n"])
+def test_empty_file(text: str) -> None:
+    err = error_of(text)
+    assert err.first.message == "no vectors in this file"
+    assert err.first.line == 0
+    assert str(err) == "data.txt: error: no vectors in this file"
+
+
+def test_unknown_format_and_npz_text() -> None:
+    err = error_of("{x: 1}", "json")
+    assert "unknown vector file format 'json'" in err.first.message
+    assert "npz is a binary format" in error_of("{x: 1}", "npz").first.message
+
+
+def test_read_vectors_by_extension(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("{x: 1}\n{x: 2}\n")
+    (tmp_path / "b.csv").write_text("x,y\r\n1,2\r\n")
+    (tmp_path / "c.dat").write_bytes(b"\xef\xbb\xbfa\t1\r\nb\t2\r\n")  # BOM + CRLF
+    assert rows(read_vectors(tmp_path / "a.txt")) == [{"x": 1.0}, {"x": 2.0}]
+    b = read_vectors(str(tmp_path / "b.csv"))
+    assert rows(b) == [{"x": 1.0, "y": 2.0}]
+    assert b.file == str(tmp_path / "b.csv")
+    assert rows(read_vectors(tmp_path / "c.dat")) == [{"a": 1.0, "b": 2.0}]
+    # a .csv file is read as CSV even when it would be detected as the original format
+    (tmp_path / "d.csv").write_text("a 1\n")
+    with pytest.raises(TenFlangError, match="bad column name 'a 1'"):
+        read_vectors(tmp_path / "d.csv")
+    assert rows(read_vectors(tmp_path / "d.csv", format="original")) == [{"a": 1.0}]
+
+
+def test_read_vectors_errors_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(TenFlangError) as info:
+        read_vectors(tmp_path / "missing.txt")
+    assert info.value.first.message == "no such file"
+    bad = tmp_path / "bad.txt"
+    bad.write_text("{x: 1}\n{x: [1}\n")
+    with pytest.raises(TenFlangError) as info:
+        read_vectors(bad)
+    assert info.value.first.file == str(bad)
+    assert info.value.first.line == 2
+    assert f"{bad}: line 2: error:" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------
+# npz
+
+
+def test_npz(tmp_path: Path) -> None:
+    path = tmp_path / "w.npz"
+    W = np.arange(12.0).reshape(2, 2, 3)
+    np.savez(path, x=np.array([1.0, np.nan]), W=W, n=np.array([3, 4], dtype=np.int32))
+    t = read_vectors(path)
+    assert len(t) == 2
+    assert t.lines == [0, 0]
+    assert sorted(t.names) == ["W", "n", "x"]
+    assert t.shape("W") == (2, 3)
+    assert np.array_equal(t.vector(1)["W"], W[1])
+    assert t.vector(1)["x"] is None
+    assert t.vector(0)["x"] == 1.0
+    assert t.vector(1)["n"] == 4.0 and t.columns["n"].dtype == np.float64
+    assert t.present["x"].tolist() == [True, False]
+    # format="npz" works whatever the extension
+    other = tmp_path / "weights.bin"
+    other.write_bytes(path.read_bytes())
+    assert np.array_equal(read_vectors(other, format="npz").columns["W"], W)
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        ({"x": np.array(1.0)}, "array 'x' is 0-d: its first axis must be the example"),
+        ({"x": np.zeros(2), "y": np.zeros(3)}, "array 'y' has 3 examples but 'x' has 2"),
+        ({"x": np.array(["a", "b"])}, "value of 'x' at position 0 of the array is not a number"),
+        ({"x": np.array([1.0, np.inf])}, "value of 'x' at position 1 of the array is not finite"),
+        ({"x": np.zeros(0)}, "no vectors in this data"),
+    ],
+)
+def test_npz_errors(tmp_path: Path, arrays: dict[str, np.ndarray], message: str) -> None:
+    path = tmp_path / "bad.npz"
+    np.savez(path, **arrays)  # type: ignore[arg-type]
+    with pytest.raises(TenFlangError) as info:
+        read_vectors(path)
+    assert message in info.value.first.message
+    assert info.value.first.file == str(path)
+    assert info.value.first.line == 0
+
+
+def test_npz_not_an_archive(tmp_path: Path) -> None:
+    text = tmp_path / "t.npz"
+    text.write_text("{x: 1}\n")
+    with pytest.raises(TenFlangError, match="not a valid .npz file"):
+        read_vectors(text)
+    objects = tmp_path / "o.npz"
+    np.savez(objects, x=np.array([1, None], dtype=object))
+    with pytest.raises(TenFlangError, match="not a valid .npz file"):
+        read_vectors(objects)
+    single = tmp_path / "s.npz"
+    with open(single, "wb") as handle:
+        np.save(handle, np.zeros(3))
+    with pytest.raises(TenFlangError, match="not an .npz archive"):
+        read_vectors(single)
+    with pytest.raises(TenFlangError, match="no such file"):
+        read_vectors(tmp_path / "none.npz")
+
+
+# ---------------------------------------------------------------------------------------
+# Python data
+
+
+def test_from_records() -> None:
+    t = from_records(
+        [
+            {"x": 1, "W": [[1, 2]], "y": np.float32(0.5)},
+            {"x": None, "z": float("nan")},
+            {"W": np.array([[3.0, 4.0]]), "x": np.int64(7)},
+        ],
+        file="mem",
+    )
+    assert t.file == "mem"
+    assert t.names == ["x", "W", "y", "z"]
+    assert t.lines == [0, 0, 0]
+    assert t.shape("W") == (1, 2)
+    assert rows(t) == [
+        {"x": 1.0, "W": [[1.0, 2.0]], "y": 0.5},
+        {"x": None, "z": None},  # NaN (pandas' "missing") is null
+        {"x": 7.0, "W": [[3.0, 4.0]]},
+    ]
+    assert t.present["W"].tolist() == [True, False, True]
+    assert t.nulls["x"].tolist() == [False, True, False]
+    assert len(from_records([{}])) == 1
+
+
+def test_from_records_does_not_alias_input() -> None:
+    arr = np.array([1.0, 2.0])
+    t = from_records([{"v": arr}])
+    arr[0] = 5.0
+    assert t.vector(0)["v"].tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        ([{"x": "a"}], "value of 'x' in records[0] is not a number: 'a'"),
+        ([{"x": 1}, {"x": [[1, 2], [3]]}], "value of 'x' in records[1]: ragged list: rows of "
+                                           "lengths 2 and 1"),
+        ([{"x": [1, None]}], "value of 'x' in records[0]: null is not allowed inside a list"),
+        ([{"x": [1, "a"]}], "value of 'x' in records[0] is not a number"),
+        ([{"x": 1}, {"x": [1]}], "'x' has shape [1] in records[1] but [] in records[0]"),
+        ([{"x": float("inf")}], "value of 'x' in records[0] is not finite"),
+        ([{"x": [1.0, np.nan]}], "value of 'x' in records[0] is partly NaN"),
+        ([{"bad name": 1}], "bad name 'bad name' in records[0]"),
+        ([{3: 1}], "bad name '3' in records[0]"),
+        ([], "no vectors in this data"),
+        ({"x": [1]}, "from_records needs a list of dicts"),
+        ([[1, 2]], "records[0] is not a dict"),
+    ],
+)
+def test_from_records_errors(records: object, message: str) -> None:
+    with pytest.raises(TenFlangError) as info:
+        from_records(records)  # type: ignore[arg-type]
+    assert message in info.value.first.message
+    assert info.value.first.line == 0
+
+
+def test_from_columns() -> None:
+    t = from_columns(
+        {"x": [1, None, 3], "W": [[1, 2], None, [3, 4]], "M": np.ones((3, 2, 2)),
+         "y": np.array([0.5, np.nan, 2.0])},
+        file="cols",
+    )
+    assert len(t) == 3
+    assert t.names == ["x", "W", "M", "y"]
+    assert t.shape("W") == (2,) and t.shape("M") == (2, 2)
+    assert rows(t)[1] == {"x": None, "W": None, "M": [[1.0, 1.0], [1.0, 1.0]], "y": None}
+    assert rows(t)[2]["W"] == [3.0, 4.0]
+    assert t.present["y"].tolist() == [True, False, True]
+    assert t.lines == [0, 0, 0]
+
+
+def test_from_columns_copies_the_arrays() -> None:
+    arr = np.array([1.0, 2.0])
+    t = from_columns({"x": arr})
+    arr[0] = 9.0
+    assert t.columns["x"].tolist() == [1.0, 2.0]
+
+
+class FakeFrame:
+    """Just the part of a pandas DataFrame that from_columns uses: items() of columns."""
+
+    def __init__(self, data: dict[str, list[float]]) -> None:
+        self.data = data
+
+    def items(self):  # noqa: ANN201 - mimics pandas
+        return ((k, np.array(v)) for k, v in self.data.items())
+
+
+def test_from_columns_dataframe_like() -> None:
+    t = from_columns(FakeFrame({"x": [1.0, float("nan")], "y": [3.0, 4.0]}))
+    assert rows(t) == [{"x": 1.0, "y": 3.0}, {"x": None, "y": 4.0}]
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        ({"x": [1, 2], "y": [1, 2, 3]}, "column 'y' has 3 examples but 'x' has 2"),
+        ({"x": 5}, "column 'x' is 0-d"),
+        ({"x": [1, "a"]}, "value of 'x' at position 1 of the column is not a number: 'a'"),
+        ({"x": ["1", "2"]}, "value of 'x' at position 0 of the column is not a number: '1'"),
+        ({"x": [[1, 2], [3]]}, "value of 'x' has shape [1] at position 1 of the column but [2]"),
+        ({"x": [[1, 2], [3, np.nan]]}, "value of 'x' at position 1 of the column is partly NaN"),
+        ({"x": [1, np.inf]}, "value of 'x' at position 1 of the column is not finite"),
+        ({"x y": [1]}, "bad column name 'x y'"),
+        ({}, "no vectors in this data"),
+        ({"x": []}, "no vectors in this data"),
+        ([1, 2], "from_columns needs a dict of columns"),
+    ],
+)
+def test_from_columns_errors(columns: object, message: str) -> None:
+    with pytest.raises(TenFlangError) as info:
+        from_columns(columns)  # type: ignore[arg-type]
+    assert message in info.value.first.message
+
+
+def test_table_built_by_hand() -> None:
+    t = VectorTable(
+        file="hand", names=["x"], columns={"x": np.array([1.0, np.nan])},
+        present={"x": np.array([True, False])}, lines=[0, 0],
+    )
+    assert len(t) == 2
+    assert t.vector(0) == {"x": 1.0}
+    assert t.vector(1) == {}  # without nulls a missing value counts as absent
+    assert t.shape("x") == ()
+
+
+def test_docstring_examples() -> None:
+    result = doctest.testmod(vectors, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 9
+    assert result.failed == 0
