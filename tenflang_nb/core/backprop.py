@@ -26,7 +26,7 @@ def adjoint_name(loss: str, v: str) -> str:
     return f"d/{loss}/d/{v}"
 
 
-@dataclass
+@dataclass(slots=True)
 class GcpLine:
     statement: Statement
     origin: int  # line of the shape program this line derives from (0: none)

@@ -107,6 +107,10 @@ def _same(a: Shape) -> Shape:
 
 
 def _broadcast(a: Shape, b: Shape) -> Shape:
+    if a == b or not b:  # the common cases, without numpy's slower general rule
+        return a
+    if not a:
+        return b
     try:
         return tuple(np.broadcast_shapes(a, b))
     except ValueError:

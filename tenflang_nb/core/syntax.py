@@ -46,7 +46,7 @@ def is_name(token: str) -> bool:
     return token.startswith("d/") or not is_keyword(token)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Src:
     """Where a statement came from: the user's file, line number, line text, token columns."""
 
@@ -74,7 +74,7 @@ class Src:
 GENERATED = Src("<generated>", 0, "")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Declare:
     kind: str
     name: str
@@ -86,7 +86,7 @@ class Declare:
         return f"declare {self.kind} {self.name}{suffix}"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Define:
     """``define target = op args...``; ``op`` None means a copy of ``args[0]``."""
 
@@ -109,7 +109,7 @@ class Define:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Comment:
     text: str  # without the leading '#'
     src: Src = GENERATED

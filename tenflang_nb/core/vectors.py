@@ -41,9 +41,10 @@ _NAME_RE = re.compile(_NAME_PAT)
 # [0-9] rather than \d: \d also matches other scripts' digits, which float() would accept
 _NUM_PAT = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _NUMBER_RE = re.compile(_NUM_PAT)
-_CELL_PAT = rf"[ \t]*{_NUM_PAT}[ \t]*"
-# One regex call checks a whole CSV column joined by newlines: far cheaper than a call per cell.
-_NUMBER_COLUMN_RE = re.compile(rf"{_CELL_PAT}(?:\n{_CELL_PAT})*")
+# Python's and numpy's float() grammar, limited to these characters, is exactly _NUM_PAT
+# with spaces around; one scan of a whole CSV column for anything else is far cheaper than a
+# regex match per cell.
+_NOT_NUMBER_CHAR_RE = re.compile(r"[^0-9eE.+\- \t\n]")
 _NONFINITE = frozenset(
     s + w for s in ("", "+", "-") for w in ("inf", "infinity", "nan")
 )
@@ -136,7 +137,7 @@ def parse_vectors(text: str, file: str = "<data>", format: str | None = None) ->
     significant = [
         (number, line)
         for number, line in enumerate(split_lines(text, file), 1)
-        if line.strip() and not line.lstrip().startswith("#")
+        if (start := line.lstrip()) and start[0] != "#"
     ]
     if not significant:
         raise TenFlangError.at("no vectors in this file", file=file)
@@ -473,7 +474,9 @@ class _BraceLine:
         """Parse the rest of a list (its '[' is read), appending numbers to ``flat``."""
         tokens = self.tokens
         if depth > _MAX_DEPTH:
-            raise self.error(f"list nested too deeply (at most {_MAX_DEPTH} levels)", self.pos)
+            raise self.error(
+                f"list nested too deeply (at most {_MAX_DEPTH} levels)", self.pos - 1
+            )
         if tokens[self.pos] == "]":
             self.pos += 1
             return (0,)
@@ -663,17 +666,17 @@ def _parse_csv(significant: list[tuple[int, str]], file: str) -> VectorTable:
     for name, cells in groups.items():
         shape = shapes[name]
         if not shape:
-            col = matrix[:, cells[()]].copy()
-            present[name] = ~np.isnan(col)
+            values = matrix[:, cells[()]].copy()
+            present[name] = ~np.isnan(values)
         else:
-            where = [cells[ix] for ix in np.ndindex(*shape)]
+            where = [cells[ix] for ix in np.ndindex(*shape)]  # row-major order
             block = matrix[:, where]
-            missing = np.isnan(block)
-            any_missing = missing.any(axis=1)
-            partly = np.flatnonzero(any_missing & ~missing.all(axis=1))
+            empty = np.isnan(block)
+            any_empty = empty.any(axis=1)
+            partly = np.flatnonzero(any_empty & ~empty.all(axis=1))
             if partly.size:
                 k = int(partly[0])
-                j = where[int(np.flatnonzero(missing[k])[0])]
+                j = where[int(np.flatnonzero(empty[k])[0])]
                 lineno, line = data_lines[k]
                 col, length = _cell_span(line, j)
                 raise TenFlangError.at(
@@ -681,9 +684,9 @@ def _parse_csv(significant: list[tuple[int, str]], file: str) -> VectorTable:
                     "null): give all its cells or none",
                     file=file, line=lineno, column=col, length=length, source=line,
                 )
-            col = block.reshape((len(data), *shape))
-            present[name] = ~any_missing
-        columns[name] = col
+            values = block.reshape((len(data), *shape))
+            present[name] = ~any_empty
+        columns[name] = values
     nulls = {name: ~p for name, p in present.items()}
     return VectorTable(
         file, list(groups), columns, present, [n for n, _ in data_lines], nulls
@@ -694,10 +697,14 @@ def _csv_column(
     cells: list[str], j: int, label: str, data_lines: list[tuple[int, str]], file: str
 ) -> np.ndarray:
     """One CSV column as floats (NaN for null), checking every cell against the grammar."""
-    if _NUMBER_COLUMN_RE.fullmatch("\n".join(cells)):
-        values = np.array(cells, dtype=np.float64)
-        if np.isfinite(values).all():
-            return values
+    if _NOT_NUMBER_CHAR_RE.search("\n".join(cells)) is None:
+        try:
+            values = np.array(cells, dtype=np.float64)
+        except ValueError:  # an empty cell, or a malformed number such as '1e'
+            pass
+        else:
+            if np.isfinite(values).all():  # 1e999 overflows to inf
+                return values
     # slow path: nulls in the column, or a bad cell to report
     out = np.empty(len(cells), dtype=np.float64)
     for k, cell in enumerate(cells):

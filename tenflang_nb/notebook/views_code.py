@@ -1,0 +1,134 @@
+"""Program listings: the shape program beside its GCP, syntax-highlighted, with line provenance.
+
+Every listed line is an element carrying ``data-tf-line`` (for a GCP line: the shape-program
+line it derives from, ``Gcp.lines[i].origin``) so the hover script can connect them.
+
+>>> from tenflang_nb.core.api import compile, parse
+>>> from tenflang_nb.core.graph import SEED_EXAMPLE
+>>> p = parse(SEED_EXAMPLE)
+>>> html = side_by_side(SEED_EXAMPLE, p, compile(p), 49)
+>>> html.count('data-tf-gcp-line=')
+37
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+
+from ..core.backprop import Gcp
+from ..core.program import Program
+from ..core.syntax import Declare, Define
+from ..lexer import TenFlangLexer
+from .views_html import attrs, esc
+
+__all__ = ["highlight_lines", "listing_expanded", "side_by_side", "source_lines"]
+
+
+@cache
+def _tools() -> tuple[TenFlangLexer, HtmlFormatter]:
+    # stripnl=False: leading blank lines must survive, or line numbers would shift
+    return (TenFlangLexer(stripnl=False, ensurenl=True),
+            HtmlFormatter(noclasses=True, nowrap=True, style="default"))
+
+
+def highlight_lines(lines: list[str]) -> list[str]:
+    """Each line as highlighted HTML with inline styles (renders without any stylesheet).
+
+    >>> highlight_lines(["define z = mul x w"])[0].count("<span")
+    5
+    """
+    if not lines:
+        return []
+    lexer, formatter = _tools()
+    out = highlight("\n".join(lines) + "\n", lexer, formatter).split("\n")
+    if out and out[-1] == "":
+        out.pop()
+    if len(out) != len(lines):  # never expected; keep the listing aligned regardless
+        return [esc(line) for line in lines]
+    return out
+
+
+def source_lines(text: str) -> list[str]:
+    """The cell's lines as the parser numbers them (from 1)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def names_by_line(program: Program) -> dict[int, list[str]]:
+    """Shape-program line -> the variables it declares or defines (a vector line: many)."""
+    found: dict[int, list[str]] = {}
+    for s in program.statements:
+        name = s.name if isinstance(s, Declare) else s.target if isinstance(s, Define) else None
+        if name is not None:
+            found.setdefault(s.src.line, []).append(name)
+    return found
+
+
+def _shape_listing(source: str, program: Program) -> str:
+    lines = source_lines(source)
+    nodes = names_by_line(program)
+    rows = []
+    for number, code in enumerate(highlight_lines(lines), 1):
+        names = nodes.get(number)
+        tags = attrs(cls="tf-line tf-shape-line", data_tf_line=number,
+                     data_tf_nodes=" ".join(names) if names else None)
+        rows.append(f'<div{tags}><span class="tf-ln">{number}</span><span>{code}</span></div>')
+    return "".join(rows)
+
+
+def _gcp_listing(gcp: Gcp) -> str:
+    texts = [str(line.statement) for line in gcp.lines]
+    rows = []
+    for number, (line, code) in enumerate(zip(gcp.lines, highlight_lines(texts), strict=True), 1):
+        title = f"from line {line.origin}" if line.origin else "header"
+        tags = attrs(cls="tf-line tf-gcp-line", data_tf_line=line.origin,
+                     data_tf_gcp_line=number, data_tf_section=line.section, title=title)
+        rows.append(f'<div{tags}><span class="tf-ln">{number}</span><span>{code}</span></div>')
+    return "".join(rows)
+
+
+def side_by_side(source: str, program: Program, gcp: Gcp | None, other_count: int | None,
+                 gcp_note: str = "") -> str:
+    """The shape program (left) and its GCP (right), line counts of both GCP flavours.
+
+    ``other_count`` is the line count of the GCP flavour not shown (pruned <-> full).
+    """
+    shape = (f'<div class="tf-col"><h4>Shape program ({len(source_lines(source))} lines)</h4>'
+             f'<div class="tf-scroll tf-code tf-shape">{_shape_listing(source, program)}</div>'
+             "</div>")
+    if gcp is None:
+        right = f'<div class="tf-col"><h4>Gradient Computing Program</h4>{gcp_note}</div>'
+        return f'<div class="tf-row tf-sbs">{shape}{right}</div>'
+    shown, other = ("full", "pruned") if gcp.full else ("pruned", "full")
+    counts = f"{len(gcp.lines)} lines {shown}"
+    if other_count is not None:
+        counts += f" · {other_count} lines {other}"
+    tags = attrs(cls="tf-counts", data_tf_gcp_lines=len(gcp.lines), data_tf_gcp_other=other_count)
+    right = (f'<div class="tf-col"><h4>Gradient Computing Program <span{tags}>({counts})</span></h4>'
+             f'<div class="tf-scroll tf-code tf-gcp">{_gcp_listing(gcp)}</div>{gcp_note}</div>')
+    return f'<div class="tf-row tf-sbs">{shape}{right}</div>'
+
+
+def listing_expanded(program: Program) -> str:
+    """The program after expanding vectors and macros, each line tagged with its user line."""
+    statements = program.statements
+    texts = [str(s) for s in statements]
+    rows = []
+    for number, (s, code) in enumerate(zip(statements, highlight_lines(texts), strict=True), 1):
+        name = s.name if isinstance(s, Declare) else s.target if isinstance(s, Define) else None
+        tags = attrs(cls="tf-line tf-expanded-line", data_tf_line=s.src.line, data_tf_nodes=name)
+        rows.append(
+            f'<div{tags}><span class="tf-ln">{number}</span>'
+            f'<span class="tf-from" title="written on line {s.src.line}">←{s.src.line}</span>'
+            f"<span>{code}</span></div>")
+    note = "" if program.expanded else (
+        '<div class="tf-note">This program uses no vectors or macros: the expansion is the '
+        "program itself.</div>")
+    return (f'<div class="tf-expanded"><h4>Expanded program ({len(statements)} statements; '
+            f"←N: the line you wrote)</h4>{note}"
+            f'<div class="tf-scroll tf-code">{"".join(rows)}</div></div>')
