@@ -7,7 +7,6 @@ from the examples of its Guide, as recorded in shared/original-tenflang/SPEC_ORI
 from __future__ import annotations
 
 import dataclasses
-import time
 from pathlib import Path
 
 import pytest
@@ -406,18 +405,6 @@ def test_needs_expansion_true(text: str) -> None:
 ])
 def test_needs_expansion_false(text: str) -> None:
     assert needs_expansion(text) is False
-
-
-def test_needs_expansion_is_fast_on_a_long_program() -> None:
-    plain = "".join(f"define dot_v{i} = mul x{i} w_vector\n" for i in range(100_000))
-    start = time.perf_counter()
-    for _ in range(3):
-        assert needs_expansion(plain) is False
-    assert needs_expansion(plain + "define s = dot u v\n") is True
-    assert (time.perf_counter() - start) / 4 < 0.1
-
-
-# ----------------------------------------------------------------------------- errors
 
 
 def test_error_names_file_line_and_shows_a_caret() -> None:

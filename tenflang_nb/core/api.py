@@ -40,7 +40,7 @@ def parse_file(path: str | os.PathLike[str]) -> Program:
     return parse(read_text(path), os.fspath(path))
 
 
-def compile(program: Program | str, full: bool = False) -> Gcp:  # noqa: A001 - the phase's name
+def compile(program: Program | str, full: bool = False) -> Gcp:
     """Compile a shape program (or its text) to its Gradient Computing Program.
 
     ``full`` keeps every partial (as the seed's example does); the default emits only what

@@ -333,4 +333,4 @@ def gcp_program_check(gcp: Gcp) -> Program:
     return check([line.statement for line in gcp.lines], "<GCP>")
 
 
-__all__ = ["Gcp", "GcpLine", "adjoint_name", "compile_program", "Src"]
+__all__ = ["Gcp", "GcpLine", "Src", "adjoint_name", "compile_program"]

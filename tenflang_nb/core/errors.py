@@ -17,12 +17,12 @@ class Diagnostic:
     ``line`` counts from 1 (0 means "the whole file"); ``column`` counts from 0 and, with
     ``length``, tells where the caret goes.
 
-    >>> d = Diagnostic("bad operand", file="s.tf", line=3, column=9, length=1,
+    >>> d = Diagnostic("bad operand", file="s.tf", line=3, column=15, length=1,
     ...                source="define z = mul q w")
     >>> print(d.render())
     s.tf: line 3: error: bad operand
         define z = mul q w
-                   ^
+                       ^
     """
 
     message: str

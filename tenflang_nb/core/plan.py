@@ -183,7 +183,7 @@ class Run:
         private = step is not None and consumers.get(name, 0) == (0 if top else 1)
         if private and step is not None:
             d = step.define
-            a, b = (step.args + (None,))[:2]
+            a, b = ((*step.args, None))[:2]
             if d.op == "outer" and _rows(a, n) and _rows(b, n):
                 # mean over examples of a_i b_j without N per-example matrices: A^T B / N
                 skipped.add(id(step))

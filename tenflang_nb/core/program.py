@@ -86,6 +86,10 @@ def parse(text: str, file: str = "<program>") -> Program:
     lines = split_lines(text, file)
     from . import expand  # the preprocessor is only needed by programs that use vectors
 
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in lines):
+        raise TenFlangError([Diagnostic(
+            "empty program: no declarations or definitions", file,
+            hint="a program starts with lines like 'declare input x'")])
     if expand.needs_expansion(text):
         expanded = expand.expand(text, file)
         originals = {n: line for n, line in enumerate(lines, 1)}

@@ -22,7 +22,9 @@ RESERVED = frozenset(
 )
 
 _PLAIN = r"[A-Za-z_][A-Za-z0-9_.]*"
-NAME_RE = re.compile(rf"(?:{_PLAIN}|d/{_PLAIN}/d/{_PLAIN}(?::[0-9]+)?)")
+# one definition of a name, shared with the data-file reader
+NAME_PATTERN = rf"(?:d/{_PLAIN}/d/{_PLAIN}(?::[0-9]+)?|{_PLAIN})"
+NAME_RE = re.compile(NAME_PATTERN)
 NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _TOKEN_RE = re.compile(r"[^ \t]+")
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .errors import TenFlangError
+from .syntax import NAME_PATTERN
 from .textio import read_text, split_lines
 
 Value = float | np.ndarray | None  # None is NULL
@@ -35,8 +36,7 @@ Shape = tuple[int, ...]
 
 FORMATS = ("brace", "csv", "original", "npz")
 
-_PLAIN = r"[A-Za-z_.][A-Za-z0-9_.]*"
-_NAME_PAT = rf"(?:d/{_PLAIN}/d/{_PLAIN}(?::[0-9]+)?|{_PLAIN})"
+_NAME_PAT = NAME_PATTERN
 _NAME_RE = re.compile(_NAME_PAT)
 # [0-9] rather than \d: \d also matches other scripts' digits, which float() would accept
 _NUM_PAT = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
@@ -136,7 +136,7 @@ def parse_vectors(text: str, file: str = "<data>", format: str | None = None) ->
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     significant = [
         (number, line)
-        for number, line in enumerate(split_lines(text, file), 1)
+        for number, line in enumerate(split_lines(text, file, max_length=None), 1)
         if (start := line.lstrip()) and start[0] != "#"
     ]
     if not significant:

@@ -48,7 +48,6 @@ KIND_STYLES: dict[str, dict[str, str]] = {
     "loss": {"fill": "#fee2e2", "line": "#b91c1c", "shape": "octagon", "style": "bold"},
     "constant": {"fill": "#ffffff", "line": "#9ca3af", "shape": "circle", "style": ""},
 }
-_KIND_TEXT = {"exp_output": "expected output", "constant": "constant"}
 _COMPONENT_RE = re.compile(r"^(.+)\.([0-9]+)$")
 
 
@@ -84,7 +83,7 @@ class GraphLayout:
             "id": f"{self.prefix}_graph", "fontname": "Helvetica", "fontsize": "10"})
         g.attr("node", fontname="Helvetica", fontsize="11", style="filled",
                margin="0.08,0.04", height="0.3")
-        g.attr("edge", color="#6b7280", arrowsize="0.6", fontsize="9", fontcolor="#6b7280")
+        g.attr("edge", fontname="Helvetica", color="#6b7280", arrowsize="0.6", fontsize="9", fontcolor="#6b7280")
         by_key = {n.key: n for n in self.nodes}
         in_cluster = {k for keys in self.clusters.values() for k in keys}
         for i, (base, keys) in enumerate(self.clusters.items()):
@@ -116,7 +115,7 @@ def _op_text(program: Program, name: str) -> str:
     if d is None:
         kind = program.kind(name)
         if kind in ("input", "exp_output", "weight"):
-            return _KIND_TEXT.get(kind, kind)
+            return kind
         return f"{kind} (never defined)"
     if d.op is not None:
         return d.op
@@ -128,7 +127,7 @@ def definition_text(program: Program, name: str) -> str:
     """``z = mul x w`` for a defined variable, its kind for a given one."""
     d = program.defs.get(name)
     if d is None:
-        return _KIND_TEXT.get(program.kind(name), program.kind(name))
+        return program.kind(name)
     return str(d)[len("define "):]
 
 
@@ -301,7 +300,7 @@ def legend_html(kinds: list[str]) -> str:
             f'<span class="tf-legend-item" data-tf-kind="{kind}">'
             f'<span class="tf-swatch" style="background:{st["fill"]};border-color:{st["line"]};'
             f'border-radius:{radius};border-style:{dashed}"></span>'
-            f"{esc(_KIND_TEXT.get(kind, kind))}</span>")
+            f"{esc(kind)}</span>")
     return f'<div class="tf-legend">{"".join(items)}</div>'
 
 

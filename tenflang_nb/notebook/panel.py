@@ -1,0 +1,607 @@
+"""The training panel: gradient descent you can watch, stop, tune and reset in a notebook.
+
+Learning-rate and tolerance sliders, a max-iterations box, Train / Stop / Reset buttons, a
+status line, a weights readout and a loss curve. Live training is an asyncio task on the
+kernel's running loop, stepping the trainer in chunks of about :data:`CHUNK_SECONDS` and
+yielding between chunks, so widget events (a slider, Stop) are handled while it runs. Threads
+are not an option: ipykernel drops display and widget updates made from them.
+
+Behaviour:
+
+- **Train** when idle starts from the initial weights; after **Stop** it continues from the
+  current weights and iteration count, with the current slider values; after a finished run
+  (converged or max iterations) or an error it **starts over** from the initial weights, so
+  each curve shown is one run and "change a slider, press Train" compares settings. The
+  message line says which of these happened.
+- Slider changes apply at once, also to a running run (the trainer's ``lr`` / ``tol`` /
+  ``max_iter`` are plain fields read at every step).
+- **Reset** stops a running run and restores the initial weights, clearing history and curve;
+  it keeps the slider values.
+- Errors raised while training (:class:`~tenflang_nb.core.errors.TenFlangError`, e.g. a
+  ``ComputeError`` when a value turns NaN, naming the GCP line) are shown in the panel and
+  leave the state ``"stopped"``: no traceback, no stuck task.
+- Without a running event loop (plain IPython, scripts) or with ``live=False`` (nbval,
+  ``--no-live``), training is synchronous and deterministic and draws the curve once.
+
+:data:`PARAMETERS` lists the panel's settings once, so the ``%%tenflang`` options and the
+panel's controls come from the same place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import html
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..core.errors import TenFlangError
+from ..core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, GradientDescent, TrainResult
+from .plotting import loss_curve_png
+
+__all__ = ["CHUNK_SECONDS", "PARAMETERS", "REDRAW_SECONDS", "STATES", "Parameter",
+           "TrainingPanel"]
+
+logger = logging.getLogger(__name__)
+
+STATES = ("idle", "running", "stopped", "done")
+# Steps per chunk are sized by time, not count: one step costs microseconds for the seed
+# example and seconds for a big tensor program, and what matters is how long the kernel is
+# deaf to widget events between yields.
+CHUNK_SECONDS = 0.05
+# The curve is redrawn at most this often during a live run (and never more than a quarter of
+# the time, since a redraw costs tens of milliseconds).
+REDRAW_SECONDS = 0.2
+MAX_WEIGHT_ROWS = 20
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One training setting: drives a panel control and can drive a ``%%tenflang`` option.
+
+    ``name`` is the keyword of :class:`TrainingPanel`, of ``make_trainer`` and of
+    :class:`~tenflang_nb.core.train.GradientDescent`; ``widget`` names the ipywidgets class;
+    ``low`` / ``high`` is the control's initial range (widened to fit a value outside it).
+
+    >>> lr = PARAMETERS[0]
+    >>> lr.option, lr.label, lr.widget, lr.default
+    ('--lr', 'learning rate', 'FloatLogSlider', 0.1)
+    >>> lr.parse("0.5")
+    0.5
+    """
+
+    name: str
+    label: str
+    widget: str  # "FloatLogSlider" or "BoundedIntText"
+    low: float
+    high: float
+    default: float | int
+    help: str
+    step: float = 0.1  # slider step; for a log slider, in decades
+
+    @property
+    def option(self) -> str:
+        """The command-line style option name, e.g. ``--max-iter``."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def type(self) -> type:
+        return int if self.widget == "BoundedIntText" else float
+
+    def check(self, value: float) -> str | None:
+        """Why ``value`` cannot be shown by this control, or None if it can."""
+        if not math.isfinite(value):
+            return f"{self.label} must be a finite number"
+        if self.widget == "FloatLogSlider" and value <= 0:
+            return (f"{self.label} must be > 0 (a log slider cannot show 0; "
+                    f"use a tiny value such as {self.low:g})")
+        if value < 0:
+            return f"{self.label} must be >= 0"
+        return None
+
+    def parse(self, text: str) -> float | int:
+        """Parse and check an option value (usable as an argparse ``type=``).
+
+        >>> PARAMETERS[2].parse("50")
+        50
+        """
+        import argparse
+
+        try:
+            value = self.type(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{self.option}: expected {'an integer' if self.type is int else 'a number'}, "
+                f"got {text!r}") from None
+        problem = self.check(value)
+        if problem:
+            raise argparse.ArgumentTypeError(f"{self.option}: {problem}")
+        return value
+
+    def control(self, value: float) -> widgets.ValueWidget:
+        """The ipywidgets control showing ``value`` (the range widens to include it).
+
+        >>> PARAMETERS[0].control(100.0).value
+        100.0
+        """
+        common: dict[str, Any] = {
+            "description": self.label, "tooltip": self.help,
+            "style": {"description_width": "initial"}}
+        if self.widget == "FloatLogSlider":
+            lo, hi = math.log10(self.low), math.log10(self.high)
+            if value > 0:
+                # ipywidgets clamps a value outside the range without a word.
+                lo = min(lo, math.floor(math.log10(value)))
+                hi = max(hi, math.ceil(math.log10(value)))
+            return widgets.FloatLogSlider(
+                value=value, base=10, min=lo, max=hi, step=self.step, readout_format=".3g",
+                continuous_update=False, layout=widgets.Layout(width="340px"), **common)
+        if self.widget == "BoundedIntText":
+            return widgets.BoundedIntText(
+                value=int(value), min=int(self.low), max=max(int(self.high), int(value)),
+                layout=widgets.Layout(width="220px"), **common)
+        raise ValueError(f"unknown widget kind {self.widget!r} for parameter {self.name!r}")
+
+
+PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("lr", "learning rate", "FloatLogSlider", 1e-4, 10.0, DEFAULT_LR,
+              "step size: each update is w <- w - lr * grad"),
+    Parameter("tol", "tolerance", "FloatLogSlider", 1e-8, 1e-1, DEFAULT_TOL,
+              "converged when ||grad|| <= tol"),
+    Parameter("max_iter", "max iterations", "BoundedIntText", 0, 1_000_000, DEFAULT_MAX_ITER,
+              "stop after this many updates"),
+)
+
+
+def _num(x: float, digits: int = 3) -> str:
+    """Short number for the status line: ``0.0123``, ``4.1e-3``, ``inf``."""
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    return text
+
+
+def _weight_text(value: Any) -> str:
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 0:
+        return f"{float(array):.6g}"
+    shape = "×".join(str(d) for d in array.shape)
+    return f"{shape} tensor, ‖·‖ = {float(np.linalg.norm(array)):.6g}"
+
+
+def _weights_html(weights: dict[str, Any]) -> str:
+    rows = [f"<tr><td style='padding-right:1em'><code>{html.escape(name)}</code></td>"
+            f"<td><code>{html.escape(_weight_text(value))}</code></td></tr>"
+            for name, value in list(weights.items())[:MAX_WEIGHT_ROWS]]
+    extra = len(weights) - MAX_WEIGHT_ROWS
+    if extra > 0:
+        rows.append(f"<tr><td colspan='2'>… and {extra} more</td></tr>")
+    return "<b>weights</b><table>" + "".join(rows) + "</table>"
+
+
+class TrainingPanel:
+    """Train a GCP by gradient descent from a widget panel (see the module docstring).
+
+    ``make_trainer(lr, tol, max_iter)`` builds the :class:`GradientDescent`; it is called once
+    (again only if it failed). ``on_finish(trainer)`` is called whenever a run ends: done,
+    stopped, or stopped by an error (then :attr:`error` is set). Display the panel (it shows
+    :attr:`widget`, with a static HTML snapshot for frontends without widgets). For a saved
+    notebook to hold one stable output (nbval), call :meth:`run_sync` *before* displaying.
+
+    >>> from tenflang_nb.core.api import parse, compile, trainer
+    >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+    >>> gcp = compile(parse(SEED_EXAMPLE))
+    >>> data = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
+    >>> panel = TrainingPanel(lambda lr, tol, n: trainer(gcp, data, lr=lr, tol=tol, max_iter=n),
+    ...                       lr=0.1, tol=1e-3, max_iter=50, live=False)
+    >>> panel.run_sync().iterations, panel.state
+    (50, 'done')
+    >>> panel.status
+    'iteration 50/50 · loss 0.0351 · |grad| 0.0839 · reached max iterations'
+    """
+
+    chunk_seconds: float = CHUNK_SECONDS
+    redraw_seconds: float = REDRAW_SECONDS
+
+    def __init__(self, make_trainer: Callable[[float, float, int], GradientDescent], *,
+                 lr: float, tol: float, max_iter: int, live: bool,
+                 on_finish: Callable[[GradientDescent], None] | None = None,
+                 log_scale: bool = True) -> None:
+        self._make_trainer = make_trainer
+        self.live = live
+        self.on_finish = on_finish
+        self.state: str = "idle"
+        self.trainer: GradientDescent | None = None
+        self.error: BaseException | None = None
+        self.redraws = 0  # how many times the curve was rendered (tests check the throttle)
+        self.chunks = 0  # live chunks run, idem
+        self._token: object | None = None  # identifies the live run allowed to step
+        self._task: asyncio.Task[None] | None = None  # kept: the loop holds tasks weakly
+        self._handles: list[Any] = []  # IPython display handles showing this panel
+        self._png = b""
+        self._last_draw = -math.inf
+        self._draw_cost = 0.0
+        self._note = ""
+
+        given = {"lr": lr, "tol": tol, "max_iter": max_iter}
+        notes = []
+        self.controls: dict[str, widgets.ValueWidget] = {}
+        for p in PARAMETERS:
+            value = given[p.name]
+            problem = p.check(value)
+            if problem:
+                notes.append(f"{problem}: using {p.default:g}")
+                value = p.default
+            control = p.control(value)
+            control.observe(self._on_setting, names="value")
+            self.controls[p.name] = control
+        self._note = "; ".join(notes)
+
+        self.log_scale = widgets.Checkbox(value=log_scale, description="log scale", indent=False,
+                                          layout=widgets.Layout(width="110px"))
+        self.log_scale.observe(lambda _change: self._draw(), names="value")
+        self.train_button = widgets.Button(description="Train", icon="play",
+                                           button_style="success")
+        self.stop_button = widgets.Button(description="Stop", icon="stop",
+                                          button_style="warning")
+        self.reset_button = widgets.Button(description="Reset", icon="undo",
+                                           tooltip="restore the initial weights")
+        self.train_button.on_click(self._on_train)
+        self.stop_button.on_click(self._on_stop)
+        self.reset_button.on_click(self._on_reset)
+        self.status_html = widgets.HTML()
+        self.message_html = widgets.HTML()
+        self.weights_html = widgets.HTML(layout=widgets.Layout(margin="0 0 0 1em"))
+        self.plot = widgets.Image(format="png", layout=widgets.Layout(width="500px"))
+        c = self.controls
+        self.widget = widgets.VBox([
+            widgets.HBox([c["lr"], c["tol"]]),
+            widgets.HBox([c["max_iter"], self.log_scale, self.train_button, self.stop_button,
+                          self.reset_button]),
+            self.status_html, self.message_html,
+            widgets.HBox([self.plot, self.weights_html]),
+        ])
+        self._build_trainer()
+        self._refresh(draw=True)
+
+    # --- public API ----------------------------------------------------------------------
+
+    @property
+    def settings(self) -> dict[str, float | int]:
+        """The controls' current values, by parameter name."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    @property
+    def status(self) -> str:
+        """The status line, e.g. ``iteration 120/1000 · loss 0.0123 · |grad| 4.1e-3 · running``."""
+        t = self.trainer
+        parts = []
+        if t is not None:
+            parts.append(f"iteration {t.iterations}/{self.controls['max_iter'].value}")
+            if t.history:
+                last = t.history[-1]
+                parts += [f"loss {_num(last.loss)}", f"|grad| {_num(last.grad_norm)}"]
+        parts.append(self._state_words())
+        return " · ".join(parts)
+
+    def run_sync(self) -> TrainResult:
+        """Train to the end, blocking; deterministic; draws the curve once at the end.
+
+        Same start rule as Train (continue after Stop, start over after done). Errors are
+        shown in the panel, not raised; the result then holds the iterations made so far.
+        """
+        if self.state == "running":  # a live run: take it over from where it is
+            self._token = None
+            self.state = "stopped"
+        if not self._begin(draw=False):
+            return self._result()
+        trainer = self.trainer
+        assert trainer is not None
+        try:
+            with np.errstate(all="ignore"):
+                trainer.run()
+        except KeyboardInterrupt:
+            # An interrupted kernel must not leave a panel that claims to be running.
+            self._end("stopped")
+            raise
+        except Exception as err:
+            self._fail(err)
+            return self._result()
+        self._end("done")
+        return self._result()
+
+    def start(self) -> None:
+        """Start (or continue) training as an asyncio task; falls back to :meth:`run_sync`.
+
+        Needs a running event loop, as in an ipykernel cell or a widget callback. In plain
+        IPython or a script there is none (a loop IPython runs only for an ``await`` cell does
+        not run between cells), so the run is synchronous instead.
+        """
+        if self.state == "running":
+            return
+        loop = self._live_loop()
+        if loop is None:
+            self.run_sync()
+            return
+        token = self._begin(draw=True)
+        if token is not None:
+            self._task = loop.create_task(self._run_async(token))
+
+    def stop(self) -> None:
+        """Stop a live run after the current chunk; Train then continues from here."""
+        self._on_stop()
+
+    def reset(self) -> None:
+        """Stop any run, restore the initial weights and clear history and curve."""
+        self._on_reset()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any
+                          ) -> dict[str, Any]:
+        data = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        data["text/plain"] = repr(self)
+        data["text/html"] = self._static_html()
+        return data
+
+    def _ipython_display_(self) -> None:
+        # Displayed with a handle so the static fallback saved in the notebook can be updated
+        # to the final state when a live run ends (the widget itself updates by its comm).
+        from IPython.display import display
+
+        handle = display(self._repr_mimebundle_(), raw=True, display_id=True)
+        if handle is not None:
+            self._handles.append(handle)
+
+    def __repr__(self) -> str:
+        return f"<TenFlang training panel: {self.status}>"
+
+    # --- event handlers (pure: testable without a browser or a kernel) ---------------------
+
+    def _on_train(self, _button: Any = None) -> None:
+        if self.state == "running":
+            return
+        if self.live:
+            self.start()
+        else:
+            self.run_sync()
+
+    def _on_stop(self, _button: Any = None) -> None:
+        if self.state != "running":
+            return
+        # The task notices the token change at its next resume and exits without stepping:
+        # handlers run between chunks on the same loop, so the trainer is never mid-step.
+        self._token = None
+        self._end("stopped")
+
+    def _on_reset(self, _button: Any = None) -> None:
+        self._token = None
+        if self.trainer is None:
+            self._build_trainer()
+        else:
+            self.trainer.reset()
+            self.error = None
+        if self.trainer is not None:
+            self.state = "idle"
+            self._note = "reset to the initial weights"
+        self._refresh(draw=True)
+        self._publish()
+
+    def _on_setting(self, _change: Any = None) -> None:
+        self._apply_settings()
+        self._refresh(draw=False)
+
+    async def _run_async(self, token: object | None = None) -> None:
+        """The live run: chunks of steps, yielding to the loop between them.
+
+        ``start()`` begins the run and passes its token; awaited directly (tests), it begins
+        the run itself.
+        """
+        if token is None:
+            token = self._begin(draw=True)
+            if token is None:
+                return
+        trainer = self.trainer
+        assert trainer is not None
+        clock = time.perf_counter
+        try:
+            while self._token is token:
+                deadline = clock() + self.chunk_seconds
+                # errstate per chunk, never across an await: on older numpy it is per thread
+                # and would leak into whatever else the loop runs meanwhile.
+                with np.errstate(all="ignore"):
+                    while not trainer.done:
+                        trainer.step()
+                        if clock() >= deadline:
+                            break
+                self.chunks += 1
+                if trainer.done:
+                    self._end("done")
+                    return
+                due = max(self.redraw_seconds, 3 * self._draw_cost)
+                self._refresh(draw=clock() - self._last_draw >= due)
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            if self._token is token:
+                self._token = None
+                self._end("stopped")
+            raise
+        except Exception as err:
+            if self._token is token:
+                self._fail(err)
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _live_loop(self) -> asyncio.AbstractEventLoop | None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        try:
+            from IPython import get_ipython
+        except ImportError:  # pragma: no cover - IPython is a dependency
+            return loop
+        shell = get_ipython()
+        # Terminal IPython runs a loop only while an `await` cell executes: a task created
+        # there would freeze until the next such cell. Only a kernel keeps its loop running.
+        if shell is not None and getattr(shell, "kernel", None) is None:
+            return None
+        return loop
+
+    def _build_trainer(self) -> None:
+        s = self.settings
+        try:
+            self.trainer = self._make_trainer(float(s["lr"]), float(s["tol"]),
+                                              int(s["max_iter"]))
+        except TenFlangError as err:
+            self.trainer = None
+            self.error = err
+            self.state = "stopped"
+        else:
+            self.error = None
+
+    def _apply_settings(self) -> None:
+        if self.trainer is None:
+            return
+        for name, value in self.settings.items():
+            setattr(self.trainer, name, value)
+
+    def _begin(self, draw: bool) -> object | None:
+        """Prepare a run (start over or continue) and enter "running"; the run's token."""
+        if self.trainer is None:
+            self._build_trainer()
+            if self.trainer is None:
+                self._refresh(draw=draw)
+                return None
+        trainer = self.trainer
+        if self.state == "done" or self.error is not None or trainer.done:
+            trainer.reset()
+            self._note = "started over from the initial weights (Stop, then Train, continues)"
+        elif trainer.iterations or trainer.history:
+            self._note = f"continuing from iteration {trainer.iterations}"
+        else:
+            self._note = ""
+        self.error = None
+        self._apply_settings()
+        self.state = "running"
+        self._token = token = object()
+        self._last_draw = time.perf_counter()
+        self._refresh(draw=draw)
+        return token
+
+    def _end(self, state: str) -> None:
+        self.state = state
+        self._refresh(draw=True)
+        self._publish()
+        self._notify()
+
+    def _fail(self, err: BaseException) -> None:
+        self._token = None
+        self.error = err
+        if not isinstance(err, TenFlangError):
+            # A bug, not the user's program: keep the traceback for whoever debugs it, out of
+            # the notebook.
+            logger.debug("training failed", exc_info=err)
+        self._note = "press Train to start over from the initial weights"
+        if isinstance(err, TenFlangError) and self.trainer and self.trainer.iterations:
+            self._note += " (with a smaller learning rate?)"
+        self._end("stopped")
+
+    def _notify(self) -> None:
+        if self.on_finish is None or self.trainer is None:
+            return
+        try:
+            self.on_finish(self.trainer)
+        except Exception as err:
+            logger.debug("on_finish failed", exc_info=err)
+            self._note = f"internal error after training: {type(err).__name__}: {err}"
+            self._refresh(draw=False)
+
+    def _result(self) -> TrainResult:
+        if self.trainer is None:
+            return TrainResult({}, [], False, 0)
+        return self.trainer.result()
+
+    def _state_words(self) -> str:
+        if self.state == "done" and self.trainer is not None:
+            return "converged" if self.trainer.converged else "reached max iterations"
+        if self.state == "stopped" and self.error is not None:
+            return "stopped by an error"
+        return {"idle": "ready"}.get(self.state, self.state)
+
+    def _error_text(self) -> str:
+        err = self.error
+        if err is None:
+            return ""
+        if isinstance(err, TenFlangError):
+            return err.render()
+        return f"internal error: {type(err).__name__}: {err}"
+
+    def _message_html(self) -> str:
+        parts = []
+        if self.error is not None:
+            parts.append("<pre style='color:#b00020;margin:0;white-space:pre-wrap'>"
+                         f"{html.escape(self._error_text())}</pre>")
+        if self._note:
+            parts.append(f"<i>{html.escape(self._note)}</i>")
+        return "".join(parts)
+
+    def _refresh(self, draw: bool) -> None:
+        """Push the state to the widgets (and re-render the curve if ``draw``)."""
+        running = self.state == "running"
+        self.train_button.disabled = running
+        self.stop_button.disabled = not running
+        self.reset_button.disabled = self.state == "idle"
+        self.train_button.tooltip = self._train_tooltip()
+        self.status_html.value = f"<code>{html.escape(self.status)}</code>"
+        self.message_html.value = self._message_html()
+        weights = self.trainer.weights if self.trainer is not None else {}
+        self.weights_html.value = _weights_html(weights)
+        if draw:
+            self._draw()
+
+    def _train_tooltip(self) -> str:
+        if self.state == "stopped" and self.error is None and self.trainer is not None:
+            return f"continue from iteration {self.trainer.iterations}"
+        if self.state in ("done", "stopped"):
+            return "start over from the initial weights"
+        return "train from the initial weights"
+
+    def _draw(self) -> None:
+        started = time.perf_counter()
+        history = self.trainer.history if self.trainer is not None else []
+        self._png = loss_curve_png(history, log_scale=self.log_scale.value)
+        self.plot.value = self._png
+        self.redraws += 1
+        self._last_draw = time.perf_counter()
+        self._draw_cost = self._last_draw - started
+
+    def _static_html(self) -> str:
+        image = base64.b64encode(self._png).decode("ascii")
+        return (
+            "<div class='tenflang-training-panel'>"
+            f"<div><code>{html.escape(self.status)}</code></div>{self._message_html()}"
+            "<div style='display:flex;align-items:flex-start'>"
+            f"<img alt='loss curve' src='data:image/png;base64,{image}'/>"
+            f"<div style='margin-left:1em'>{self.weights_html.value}</div></div>"
+            f"<div><small>{html.escape(self._settings_text())}</small></div></div>")
+
+    def _settings_text(self) -> str:
+        return ", ".join(f"{p.label} {self.controls[p.name].value:g}" for p in PARAMETERS)
+
+    def _publish(self) -> None:
+        if not self._handles:
+            return
+        bundle = self._repr_mimebundle_()
+        for handle in self._handles:
+            try:
+                handle.update(bundle, raw=True)
+            except Exception as err:  # a closed frontend must not break training
+                logger.debug("display update failed", exc_info=err)
+

@@ -1,0 +1,53 @@
+"""Small HTML tables: evaluation results, gradient checks, weights, a training summary.
+
+>>> fmt_value(0.123456789), fmt_value(None), fmt_value(np.array([[1.0, 2.0]]))
+('0.123457', 'null', '[[1, 2]]')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .views_html import esc
+
+__all__ = ["fmt_value", "table_html"]
+
+
+def fmt_value(value: Any, digits: int = 6) -> str:
+    """A value for a table cell or a graph label: short, one line, ``null`` for NULL."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 0:
+        return f"{float(array):.{digits}g}"
+    text = np.array2string(array, precision=max(2, digits - 2), threshold=12, edgeitems=2,
+                           separator=", ", suppress_small=True,
+                           formatter={"float_kind": lambda x: f"{x:.{max(2, digits - 2)}g}"})
+    return " ".join(text.split())
+
+
+def table_html(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, *,
+               name_columns: Sequence[str] = (), caption: str = "",
+               classes: Mapping[int, str] | None = None) -> str:
+    """Rows of dicts as an HTML table; ``classes`` adds a CSS class per row index."""
+    columns = list(columns) if columns is not None else list(
+        dict.fromkeys(k for row in rows for k in row))
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    body = []
+    for i, row in enumerate(rows):
+        cells = []
+        for c in columns:
+            css = ' class="tf-name"' if c in name_columns else ""
+            cells.append(f"<td{css}>{esc(fmt_value(row.get(c, '')))}</td>")
+        css = f' class="{classes[i]}"' if classes and i in classes else ""
+        body.append(f"<tr{css}>{''.join(cells)}</tr>")
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return (f'<table class="tf-table">{cap}<thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>")

@@ -1,0 +1,513 @@
+"""The training panel's state machine, driven without a browser: real ipywidgets instances
+(they work without a frontend), button handlers called directly and the live run's asyncio
+task driven with ``asyncio.run``. One slow test drives a real kernel over its comm channel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from tenflang_nb.core.api import compile, parse, trainer
+from tenflang_nb.core.errors import ComputeError, TenFlangError
+from tenflang_nb.core.graph import SEED_EXAMPLE
+from tenflang_nb.core.train import GradientDescent
+from tenflang_nb.notebook.panel import PARAMETERS, TrainingPanel
+from tenflang_nb.notebook.plotting import loss_curve_png
+
+SEED_DATA = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
+
+# A quartic loss: with a big learning rate every update overshoots further, until the loss
+# overflows and the trainer raises a ComputeError naming the GCP line.
+QUARTIC = """\
+declare input x
+declare exp_output y
+declare weight w
+declare intvar z
+declare intvar d
+declare loss L
+define z = mul x w
+define d = sub z y
+define L = pow d 4
+"""
+QUARTIC_DATA = {"x": [1.0, 2.0], "y": [0.5, 1.0]}
+
+Factory = Callable[[float, float, int], GradientDescent]
+
+
+def factory(source: str = SEED_EXAMPLE, data: dict | None = None) -> Factory:
+    gcp = compile(parse(source))
+
+    def make(lr: float, tol: float, max_iter: int) -> GradientDescent:
+        return trainer(gcp, data or SEED_DATA, lr=lr, tol=tol, max_iter=max_iter)
+
+    return make
+
+
+def make_panel(live: bool = True, lr: float = 0.1, tol: float = 1e-12, max_iter: int = 10**7,
+               make: Factory | None = None, **kwargs) -> TrainingPanel:
+    # tol 1e-12 and 10^7 iterations: the seed example then never finishes during a test,
+    # so only Stop (or a max-iter the test sets) ends a live run.
+    panel = TrainingPanel(make or factory(), lr=lr, tol=tol, max_iter=max_iter, live=live,
+                          **kwargs)
+    panel.chunk_seconds = 0.002
+    return panel
+
+
+def disabled(panel: TrainingPanel) -> tuple[bool, bool, bool]:
+    return (panel.train_button.disabled, panel.stop_button.disabled,
+            panel.reset_button.disabled)
+
+
+async def spin(n: int = 5) -> None:
+    """Give the loop to the training task for ``n`` chunks."""
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+def test_state_machine_idle_running_stopped_running_done() -> None:
+    panel = make_panel()
+    seen = [panel.state]
+
+    async def scenario() -> None:
+        panel._on_train()
+        seen.append(panel.state)
+        await spin()
+        panel._on_stop()
+        seen.append(panel.state)
+        stopped_at = panel.trainer.iterations
+        assert stopped_at > 0
+        panel.controls["max_iter"].value = stopped_at + 30
+        panel._on_train()
+        seen.append(panel.state)
+        assert panel._task is not None
+        await panel._task
+        seen.append(panel.state)
+
+    asyncio.run(scenario())
+    assert seen == ["idle", "running", "stopped", "running", "done"]
+    t = panel.trainer
+    # Continued, not restarted: one unbroken history 0..N across the Stop.
+    assert [r.iteration for r in t.history] == list(range(t.iterations + 1))
+    assert t.iterations == panel.controls["max_iter"].value
+    assert panel.status.endswith("reached max iterations")
+
+
+def test_stop_mid_run_really_stops() -> None:
+    panel = make_panel()
+
+    async def scenario() -> tuple[int, int, int]:
+        panel.start()
+        await spin(5)
+        during = panel.trainer.iterations
+        panel.stop()
+        after_stop = panel.trainer.iterations
+        await spin(10)
+        await asyncio.sleep(0.05)
+        assert panel._task is not None and panel._task.done()
+        return during, after_stop, panel.trainer.iterations
+
+    during, after_stop, later = asyncio.run(scenario())
+    assert during > 0
+    assert later == after_stop
+    assert panel.state == "stopped"
+    assert not panel.trainer.done
+
+
+def test_train_after_done_starts_over() -> None:
+    panel = make_panel(live=False, max_iter=40)
+    first = panel.run_sync()
+    assert panel.state == "done"
+    panel._on_train()
+    assert panel.state == "done"
+    second = panel.trainer.result()
+    assert second.iterations == 40
+    assert second.history == first.history  # a fresh run: same curve, not 80 iterations
+    assert "started over" in panel.message_html.value
+
+
+def test_reset_restores_initial_weights_and_clears_history() -> None:
+    panel = make_panel(live=False, max_iter=100)
+    empty_curve = panel.plot.value
+    initial = dict(panel.trainer.initial)
+    panel.run_sync()
+    assert panel.trainer.weights != initial
+    panel._on_reset()
+    assert panel.state == "idle"
+    assert panel.trainer.weights == initial
+    assert panel.trainer.history == [] and panel.trainer.iterations == 0
+    assert panel.plot.value == empty_curve
+    assert panel.status == "iteration 0/100 · ready"
+
+
+def test_reset_while_running_stops_the_task() -> None:
+    panel = make_panel()
+
+    async def scenario() -> None:
+        panel.start()
+        await spin(5)
+        assert panel.trainer.iterations > 0
+        panel.reset()
+        await spin(5)
+
+    asyncio.run(scenario())
+    assert panel.state == "idle"
+    assert panel.trainer.iterations == 0 and panel.trainer.history == []
+
+
+def test_lr_slider_applies_to_the_next_step_after_stop() -> None:
+    panel = make_panel(live=False, lr=0.1)
+
+    async def run_a_little() -> None:
+        panel.start()
+        await spin(3)
+        panel.stop()
+
+    asyncio.run(run_a_little())
+    t = panel.trainer
+    w, n = t.weights["w"], t.iterations
+    _, grads = t.evaluate()
+    panel.controls["lr"].value = 0.5
+    panel.controls["max_iter"].value = n + 1
+    panel._on_train()  # live=False: continues synchronously, exactly one more update
+    assert panel.state == "done" and t.iterations == n + 1
+    assert t.weights["w"] == pytest.approx(w - 0.5 * grads["w"], rel=1e-12)
+    assert t.weights["w"] != pytest.approx(w - 0.1 * grads["w"], rel=1e-6)
+
+
+def test_slider_change_before_the_first_run() -> None:
+    make = factory()
+    panel = make_panel(live=False, make=make)
+    panel.controls["lr"].value = 0.3
+    panel.controls["max_iter"].value = 1
+    panel.run_sync()
+    reference = make(0.1, 1e-12, 1)
+    w0 = reference.weights["w"]
+    _, g0 = reference.evaluate()
+    assert panel.trainer.weights["w"] == pytest.approx(w0 - 0.3 * g0["w"], rel=1e-12)
+
+
+def test_slider_change_during_a_run_reaches_the_trainer() -> None:
+    panel = make_panel()
+
+    async def scenario() -> None:
+        panel.start()
+        await spin(2)
+        panel.controls["lr"].value = 0.02
+        panel.controls["tol"].value = 1e-3
+        assert (panel.trainer.lr, panel.trainer.tol) == (0.02, 1e-3)
+        assert panel.state == "running"
+        await panel._task
+
+    asyncio.run(scenario())
+    # The raised tolerance ended the run: converged, not stopped at 10^7 iterations.
+    assert panel.state == "done" and panel.trainer.converged
+
+
+def test_run_sync_is_deterministic_and_matches_trainer_run() -> None:
+    make = factory()
+    a = make_panel(live=False, tol=5e-4, max_iter=5000, make=make)
+    b = make_panel(live=False, tol=5e-4, max_iter=5000, make=make)
+    ra, rb = a.run_sync(), b.run_sync()
+    expected = make(0.1, 5e-4, 5000).run()
+    assert ra.history == rb.history == expected.history
+    assert ra.weights == rb.weights == expected.weights
+    assert ra.converged and a.state == "done" and a.status.endswith("converged")
+    assert a.plot.value == b.plot.value
+
+
+def test_run_sync_draws_the_curve_once() -> None:
+    panel = make_panel(live=False, max_iter=3000)
+    before = panel.redraws
+    panel.run_sync()
+    assert panel.redraws == before + 1
+    assert panel.plot.value == loss_curve_png(panel.trainer.history)
+
+
+def test_start_without_a_running_loop_runs_synchronously() -> None:
+    panel = make_panel(live=True, max_iter=25)
+    panel.start()
+    assert panel.state == "done" and panel.trainer.iterations == 25
+    assert panel._task is None
+
+
+def test_nan_shows_the_error_and_stops() -> None:
+    finished: list[GradientDescent] = []
+    panel = make_panel(live=False, lr=10.0, max_iter=100, make=factory(QUARTIC, QUARTIC_DATA),
+                       on_finish=finished.append)
+    result = panel.run_sync()  # must not raise
+    assert panel.state == "stopped"
+    assert isinstance(panel.error, ComputeError)
+    assert "line" in panel.message_html.value and "pow d 4" in panel.message_html.value
+    assert "Traceback" not in panel.message_html.value
+    assert panel.status.endswith("stopped by an error")
+    assert 0 < result.iterations < 100
+    assert finished == [panel.trainer]
+    assert disabled(panel) == (False, True, False)
+    # Train after an error starts over, here with a learning rate that works.
+    panel.controls["lr"].value = 0.01
+    panel.run_sync()
+    assert panel.error is None and panel.state == "done"
+    assert panel.trainer.iterations == 100 and panel.trainer.history[0].iteration == 0
+
+
+def test_nan_during_a_live_run() -> None:
+    panel = make_panel(live=True, lr=10.0, max_iter=100, make=factory(QUARTIC, QUARTIC_DATA))
+    asyncio.run(panel._run_async())
+    assert panel.state == "stopped"
+    assert "line" in str(panel.error) and "line" in panel.message_html.value
+
+
+def test_unexpected_exception_is_shown_not_raised() -> None:
+    panel = make_panel()
+
+    def broken() -> None:
+        raise ZeroDivisionError("boom")
+
+    panel.trainer.step = broken  # type: ignore[method-assign]
+    asyncio.run(panel._run_async())
+    assert panel.state == "stopped"
+    assert "ZeroDivisionError: boom" in panel.message_html.value
+
+
+def test_a_failing_make_trainer_is_shown_and_retried() -> None:
+    calls: list[tuple[float, float, int]] = []
+    good = factory()
+
+    def make(lr: float, tol: float, max_iter: int) -> GradientDescent:
+        calls.append((lr, tol, max_iter))
+        if len(calls) == 1:
+            raise TenFlangError.at("the data lacks y", file="data.csv", line=3)
+        return good(lr, tol, max_iter)
+
+    panel = make_panel(live=False, max_iter=10, make=make)
+    assert panel.trainer is None and panel.state == "stopped"
+    assert "data.csv: line 3" in panel.message_html.value
+    panel.run_sync()
+    assert panel.state == "done" and len(calls) == 2
+    assert calls[-1] == (0.1, 1e-12, 10)
+
+
+def test_buttons_follow_the_state() -> None:
+    panel = make_panel()
+    # (train, stop, reset) disabled
+    assert panel.state == "idle" and disabled(panel) == (False, True, True)
+
+    async def scenario() -> None:
+        panel.start()
+        assert disabled(panel) == (True, False, False)
+        await spin(3)
+        panel.stop()
+        assert disabled(panel) == (False, True, False)
+        panel.controls["max_iter"].value = panel.trainer.iterations + 5
+        panel.start()
+        await panel._task
+        assert panel.state == "done" and disabled(panel) == (False, True, False)
+        panel.reset()
+        assert disabled(panel) == (False, True, True)
+
+    asyncio.run(scenario())
+
+
+def test_clicks_go_through_the_button_handlers() -> None:
+    panel = make_panel(live=False, max_iter=10)
+    panel.train_button.click()
+    assert panel.state == "done"
+    panel.reset_button.click()
+    assert panel.state == "idle" and panel.trainer.iterations == 0
+
+
+def test_live_redraws_are_throttled() -> None:
+    panel = make_panel()
+    panel.chunk_seconds = 0.001
+    panel.redraw_seconds = 0.2
+    seconds = 1.0
+
+    async def scenario() -> float:
+        panel.start()
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            await asyncio.sleep(0)
+        panel.stop()
+        return time.perf_counter() - started
+
+    before = panel.redraws
+    elapsed = asyncio.run(scenario())
+    redraws = panel.redraws - before
+    # Without the throttle every chunk would redraw: make sure there were many chunks.
+    assert panel.chunks >= 50
+    # One at the start, one at Stop, and at most one per redraw_seconds in between.
+    assert 2 <= redraws <= elapsed / panel.redraw_seconds + 2
+
+
+def test_on_finish_gets_the_trainer_when_a_run_ends() -> None:
+    finished: list[str] = []
+    panel = make_panel(on_finish=lambda t: finished.append(f"{t.iterations}"))
+
+    async def scenario() -> None:
+        panel.start()
+        await spin(3)
+        panel.stop()
+
+    asyncio.run(scenario())
+    assert finished == [str(panel.trainer.iterations)]
+
+
+TENSORS = """\
+declare input x [3]
+declare exp_output y
+declare weight W [2, 3]
+declare weight v [2]
+declare weight b
+declare intvar h [2]
+declare intvar p [2]
+declare intvar s
+declare intvar o
+declare intvar d
+declare loss L
+define h = matmul W x
+define p = mul v h
+define s = sum p
+define o = add s b
+define d = sub o y
+define L = mul d d
+"""
+
+
+def test_weights_readout_shows_tensors_as_shape_and_norm() -> None:
+    data = {"x": [[1.0, 2.0, 3.0], [0.0, 1.0, 0.5]], "y": [1.0, 0.0]}
+    panel = make_panel(live=False, lr=0.01, max_iter=3, make=factory(TENSORS, data))
+    panel.run_sync()
+    text = panel.weights_html.value
+    weights = panel.trainer.weights
+    assert f"2×3 tensor, ‖·‖ = {np.linalg.norm(weights['W']):.6g}" in text
+    assert f"2 tensor, ‖·‖ = {np.linalg.norm(weights['v']):.6g}" in text
+    assert f"<code>{weights['b']:.6g}</code>" in text
+
+
+def test_scalar_weights_show_six_significant_digits() -> None:
+    panel = make_panel(live=False, max_iter=7)
+    panel.run_sync()
+    w = panel.trainer.weights["w"]
+    assert f"<code>{w:.6g}</code>" in panel.weights_html.value
+    assert len(f"{w:.6g}".replace("0.", "").lstrip("0")) <= 6
+
+
+def test_display_bundle_has_widget_and_static_fallback() -> None:
+    panel = make_panel(live=False, max_iter=50)
+    panel.run_sync()
+    bundle = panel._repr_mimebundle_()
+    view = bundle["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] == panel.widget.model_id
+    assert bundle["text/plain"] == f"<TenFlang training panel: {panel.status}>"
+    assert "0x" not in bundle["text/plain"]  # no address: nbval compares text/plain
+    assert panel.status in bundle["text/html"]
+    assert "data:image/png;base64," in bundle["text/html"]
+
+
+def test_parameters_drive_the_controls_and_options() -> None:
+    assert [p.name for p in PARAMETERS] == ["lr", "tol", "max_iter"]
+    panel = make_panel(lr=0.25, tol=1e-4, max_iter=77)
+    assert panel.settings == {"lr": 0.25, "tol": 1e-4, "max_iter": 77}
+    for p in PARAMETERS:
+        assert type(panel.controls[p.name]).__name__ == p.widget
+        assert panel.controls[p.name].description == p.label
+    parser = argparse.ArgumentParser()
+    for p in PARAMETERS:
+        parser.add_argument(p.option, dest=p.name, type=p.parse, default=p.default,
+                            help=p.help)
+    args = parser.parse_args(["--lr", "0.5", "--max-iter", "20"])
+    assert (args.lr, args.tol, args.max_iter) == (0.5, PARAMETERS[1].default, 20)
+    with pytest.raises(argparse.ArgumentTypeError, match="log slider"):
+        PARAMETERS[1].parse("0")
+    with pytest.raises(argparse.ArgumentTypeError, match="integer"):
+        PARAMETERS[2].parse("1.5")
+
+
+def test_values_outside_the_slider_range_are_kept() -> None:
+    panel = make_panel(lr=50.0, tol=1e-10, max_iter=5_000_000)
+    assert panel.settings == {"lr": 50.0, "tol": 1e-10, "max_iter": 5_000_000}
+    assert panel.trainer.lr == 50.0
+
+
+def test_a_value_no_log_slider_can_show_is_replaced_visibly() -> None:
+    panel = make_panel(tol=0.0)
+    assert panel.settings["tol"] == PARAMETERS[1].default
+    assert "tolerance must be > 0" in panel.message_html.value
+
+
+def test_log_scale_checkbox_redraws() -> None:
+    panel = make_panel(live=False, max_iter=30)
+    panel.run_sync()
+    log_png = panel.plot.value
+    panel.log_scale.value = False
+    assert panel.plot.value != log_png
+    assert panel.plot.value == loss_curve_png(panel.trainer.history, log_scale=False)
+
+
+# --- a real kernel ---------------------------------------------------------------------------
+
+KERNEL_SETUP = """
+from tenflang_nb.core.api import compile, parse, trainer
+from tenflang_nb.core.graph import SEED_EXAMPLE
+from tenflang_nb.notebook.panel import TrainingPanel
+gcp = compile(parse(SEED_EXAMPLE))
+data = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
+panel = TrainingPanel(lambda lr, tol, n: trainer(gcp, data, lr=lr, tol=tol, max_iter=n),
+                      lr=0.1, tol=1e-12, max_iter=10**8, live=True)
+panel.chunk_seconds = 0.01
+panel.start()
+print(panel.stop_button.model_id, panel.controls["lr"].model_id, panel.state)
+"""
+
+
+@pytest.mark.slow
+def test_live_run_in_a_real_kernel_obeys_frontend_messages() -> None:
+    """The asyncio task runs on ipykernel's loop between cells, and a Stop click / a slider
+    change sent by a frontend over the comm channel reach it mid-run."""
+    manager_mod = pytest.importorskip("jupyter_client.manager")
+    km, kc = manager_mod.start_new_kernel(kernel_name="python3")
+    try:
+        def run(code: str) -> str:
+            reply = kc.execute_interactive(code, timeout=60, output_hook=collect)
+            assert reply["content"]["status"] == "ok", reply["content"]
+            return "".join(out)
+
+        out: list[str] = []
+
+        def collect(msg: dict) -> None:
+            if msg["msg_type"] == "stream":
+                out.append(msg["content"]["text"])
+
+        stop_id, lr_id, state = run(KERNEL_SETUP).split()
+        assert state == "running"
+
+        def comm_msg(comm_id: str, data: dict) -> None:
+            kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": comm_id,
+                                                              "data": data}))
+
+        time.sleep(0.5)  # the kernel is idle: only the training task runs
+        comm_msg(lr_id, {"method": "update", "state": {"value": 0.05}, "buffer_paths": []})
+        time.sleep(0.3)
+        out.clear()
+        probe = "print(json.dumps([panel.state, panel.trainer.lr, panel.trainer.iterations]))"
+        first = json.loads(run("import json\n" + probe))
+        assert first[0] == "running" and first[1] == 0.05 and first[2] > 0
+        comm_msg(stop_id, {"method": "custom", "content": {"event": "click"}})
+        time.sleep(0.3)
+        out.clear()
+        stopped = json.loads(run(probe))
+        time.sleep(0.3)
+        out.clear()
+        later = json.loads(run(probe))
+        assert stopped[0] == "stopped" and stopped[2] >= first[2]
+        assert later[2] == stopped[2]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
