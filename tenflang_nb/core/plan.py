@@ -215,9 +215,14 @@ class Run:
         target[...] = value
 
     def run(self) -> None:
-        """One pass over the program for the whole batch."""
-        for kernel, args, out in self.calls:
-            kernel(*args, out=out)
+        """One pass over the program for the whole batch.
+
+        Overflow to inf/NaN is not an error here (callers check the results and can ask
+        :meth:`first_nonfinite` which line produced it), so numpy's warnings are silenced.
+        """
+        with np.errstate(all="ignore"):
+            for kernel, args, out in self.calls:
+                kernel(*args, out=out)
 
     def value(self, name: str) -> Array | None:
         """The value of ``name`` for every example: shape (N,)+shape, or (1,)+shape."""

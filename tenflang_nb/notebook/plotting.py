@@ -28,6 +28,20 @@ def _thin(n: int, limit: int = MAX_POINTS) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
 
 
+# A diverging run's loss climbs to ~1e308 before it overflows. Long before that matplotlib's
+# log axis breaks (autoscaling falls back to 1..10; with hundreds of decades the locator puts
+# a tick past the float range and the formatter crashes), so the curve is drawn clipped to
+# [1/CEILING, CEILING], which still reads as "it blew up" (or "it reached 0").
+CEILING = 1e100
+
+
+def _log_limits(y: np.ndarray) -> tuple[float, float]:
+    """Log-axis limits with a 5% margin (in decades)."""
+    lo, hi = np.log10(y.min()), np.log10(y.max())
+    pad = 0.05 * (hi - lo) if hi > lo else 0.5
+    return 10.0 ** (lo - pad), 10.0 ** (hi + pad)
+
+
 def loss_curve_png(history: Sequence[Record], *, log_scale: bool = True, width: float = 5.0,
                    height: float = 3.0, dpi: int = 100) -> bytes:
     """The mean loss per iteration as a PNG image (an empty, labelled frame before training).
@@ -40,6 +54,14 @@ def loss_curve_png(history: Sequence[Record], *, log_scale: bool = True, width: 
     >>> png[:4]
     b'\\x89PNG'
     """
+    # Axis arithmetic on huge losses may overflow; numpy would print a RuntimeWarning into
+    # the notebook for what is only a drawing detail.
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _render(history, log_scale, width, height, dpi)
+
+
+def _render(history: Sequence[Record], log_scale: bool, width: float, height: float,
+            dpi: int) -> bytes:
     fig = Figure(figsize=(width, height), dpi=dpi)
     FigureCanvasAgg(fig)
     # Fixed margins instead of a tight layout: the layout pass draws everything twice, which
@@ -52,10 +74,17 @@ def loss_curve_png(history: Sequence[Record], *, log_scale: bool = True, width: 
         keep = _thin(len(history))
         x = np.array([history[i].iteration for i in keep])
         y = np.array([history[i].loss for i in keep])
+        floor = -CEILING
         if log_scale and np.all(y > 0):
+            floor = 1 / CEILING
             ax.set_yscale("log")
         elif log_scale:
             ylabel += " (linear: loss ≤ 0)"
+        if np.any((y > CEILING) | (y < floor)):
+            y = np.clip(y, floor, CEILING)
+            ylabel += " (clipped)"
+        if ax.get_yscale() == "log":
+            ax.set_ylim(*_log_limits(y))
         ax.plot(x, y, color="C0", linewidth=1.5)
         ax.plot(x[-1:], y[-1:], "o", color="C0", markersize=4)
         ax.set_xlim(left=0)

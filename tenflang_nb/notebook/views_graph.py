@@ -124,10 +124,10 @@ def _op_text(program: Program, name: str) -> str:
 
 
 def definition_text(program: Program, name: str) -> str:
-    """``z = mul x w`` for a defined variable, its kind for a given one."""
+    """``z = mul x w`` for a defined variable, ``x: input`` for one given by the data."""
     d = program.defs.get(name)
     if d is None:
-        return program.kind(name)
+        return f"{name}: {program.kind(name)}"
     return str(d)[len("define "):]
 
 
@@ -215,7 +215,7 @@ def layout_graph(program: Program, graph: DataFlowGraph, prefix: str, *,
         shape = fmt_shape(program.shapes[name]) if tensors else None
         label = _label(order.get(name), name, _op_text(program, name), shape,
                        values.get(name) if values is not None else None)
-        tooltip = f"{order.get(name)}. {name}: {definition_text(program, name)}"
+        tooltip = f"{order.get(name)}. {definition_text(program, name)}"
         group = member_of.get(name)
         layout.nodes.append(DrawnNode(key, [name], program.kind(name), label,
                                       _lines_of(program, name), tooltip, group))

@@ -1,0 +1,407 @@
+"""The object ``%%tenflang NAME`` binds: a checked program with its graph, GCP and weights.
+
+It only wires the core together (parse, compile, plan, train) and hands results to the views;
+every number it shows is computed by the core's interpreter.
+
+>>> from tenflang_nb.core.graph import SEED_EXAMPLE
+>>> net = TenFlangModel(SEED_EXAMPLE, "net")
+>>> net
+<TenFlang model 'net': 7 variables, 1 weight>
+>>> result = net.train({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, max_iter=50)
+>>> len(net.history), round(net.weights["w"], 4) == round(result.weights["w"], 4)
+(51, True)
+>>> net.evaluate([{"x": 0.0}])
+[{'o': 0.5, 'lambda': None}]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..core import api
+from ..core.backprop import Gcp, adjoint_name
+from ..core.bindings import check_names, training_columns
+from ..core.errors import TenFlangError
+from ..core.graph import DataFlowGraph
+from ..core.plan import Plan
+from ..core.program import Program
+from ..core.syntax import GIVEN_KINDS
+from ..core.train import (
+    DEFAULT_LR,
+    DEFAULT_MAX_ITER,
+    DEFAULT_TOL,
+    GradientDescent,
+    Record,
+    TrainResult,
+    Weights,
+    initial_weights,
+)
+from ..core.vectors import VectorTable, from_records
+from . import views
+from .views_html import Rendered
+from .views_tables import fmt_value
+
+if TYPE_CHECKING:
+    from .panel import TrainingPanel
+
+__all__ = ["Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
+
+
+def as_examples(data: Any) -> VectorTable:
+    """Examples from a file path, a dict of arrays, a DataFrame, a list of dicts, or ONE
+    example written as a dict of plain numbers (``{"x": 1.0, "y": 0.5}``).
+
+    >>> len(as_examples({"x": 1.0, "y": 0.5})), len(as_examples({"x": [1.0, 2.0]}))
+    (1, 2)
+    """
+    if isinstance(data, Mapping) and data and all(
+            v is None or np.ndim(v) == 0 for v in data.values()):
+        return from_records([dict(data)], "<example>")
+    return api.load_data(data)
+
+
+class Evaluation(list):  # type: ignore[type-arg]
+    """The outputs and loss per input vector (a list of dicts) that displays as a table."""
+
+    def __init__(self, results: list[dict[str, Any]], inputs: VectorTable) -> None:
+        super().__init__(results)
+        self.inputs = inputs
+
+    def _repr_html_(self) -> str:
+        rows = [{"#": i, **self.inputs.vector(i), **r} for i, r in enumerate(self)]
+        return views.evaluation_html(rows, ["#", *self.inputs.names],
+                                     list(self[0]) if self else [])
+
+
+class GradCheck(list):  # type: ignore[type-arg]
+    """Rows ``{weight, gcp, numeric, rel_error, ok}``: the GCP's gradient against central
+    finite differences of the loss, one row per weight component."""
+
+    def __init__(self, rows: list[dict[str, Any]], eps: float, rtol: float, skipped: int) -> None:
+        super().__init__(rows)
+        self.eps, self.rtol, self.skipped = eps, rtol, skipped
+
+    @property
+    def ok(self) -> bool:
+        """True when every component agrees."""
+        return all(row["ok"] for row in self)
+
+    @property
+    def max_rel_error(self) -> float:
+        return max((row["rel_error"] for row in self), default=0.0)
+
+    def _repr_html_(self) -> str:
+        return views.gradcheck_html(self)
+
+
+class TenFlangModel:
+    """A TenFlang program ready to look at, train and evaluate.
+
+    Attributes: ``name``, ``source`` (the cell), ``program`` (core ``Program``), ``graph``
+    (``DataFlowGraph``), ``compiled`` (the pruned ``Gcp``; None without a loss), ``weights``
+    (name -> value), ``history`` (training ``Record`` list), ``result`` (last
+    ``TrainResult``), ``data`` (the last training data), ``panel`` (last training panel).
+    """
+
+    def __init__(self, source: str, name: str = "model", *, init: str = "auto",
+                 seed: int = 0) -> None:
+        self.name = name
+        self.source = source
+        self.init = init
+        self.seed = seed
+        self.program: Program = api.parse(source, f"{name}.tf")
+        self.graph = DataFlowGraph(self.program)
+        # a program without a loss still has a graph and outputs; only gradients need one
+        self.compiled: Gcp | None = api.compile(self.program) if self.program.losses else None
+        self._full: Gcp | None = None
+        self._gcp_program: Program | None = None
+        self._full_program: Program | None = None
+        self.weights: Weights = initial_weights(
+            {w: self.program.shapes[w] for w in self.program.names("weight")}, init, seed)
+        self.history: list[Record] = []
+        self.result: TrainResult | None = None
+        self.data: VectorTable | None = None
+        self.panel: TrainingPanel | None = None
+
+    # ------------------------------------------------------------------ the compiled forms
+
+    @property
+    def loss(self) -> str | None:
+        return self.compiled.loss if self.compiled is not None else None
+
+    @property
+    def warnings(self) -> list[Any]:
+        return list(self.program.warnings)
+
+    def _need_gcp(self) -> Gcp:
+        if self.compiled is None:
+            raise TenFlangError.at(
+                f"'{self.name}' declares no loss, so it has no gradient program",
+                file=self.program.file, hint="add 'declare loss <name>' and define it")
+        return self.compiled
+
+    @property
+    def gcp(self) -> str:
+        """The (pruned) Gradient Computing Program as TenFlang text."""
+        return self._need_gcp().text
+
+    @property
+    def compiled_full(self) -> Gcp:
+        """The full GCP: every adjoint ``d/L/d/v``, not only those the weights need."""
+        if self._full is None:
+            self._need_gcp()
+            self._full = api.compile(self.program, full=True)
+        return self._full
+
+    @property
+    def gcp_full(self) -> str:
+        return self.compiled_full.text
+
+    @property
+    def gcp_program(self) -> Program:
+        """The pruned GCP parsed back (what training runs)."""
+        if self._gcp_program is None:
+            self._gcp_program = self._need_gcp().program()
+        return self._gcp_program
+
+    def _full_gcp_program(self) -> Program:
+        if self._full_program is None:
+            self._full_program = self.compiled_full.program()
+        return self._full_program
+
+    # ------------------------------------------------------------------ training
+
+    def trainer(self, data: Any, *, lr: float = DEFAULT_LR, tol: float = DEFAULT_TOL,
+                max_iter: int = DEFAULT_MAX_ITER, init: str | None = None,
+                seed: int | None = None) -> GradientDescent:
+        """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights."""
+        return api.trainer(self.gcp_program, as_examples(data), lr=lr, tol=tol,
+                           max_iter=max_iter, init=init or self.init,
+                           seed=self.seed if seed is None else seed)
+
+    def train(self, data: Any, *, lr: float = DEFAULT_LR, tol: float = DEFAULT_TOL,
+              max_iter: int = DEFAULT_MAX_ITER, init: str | None = None,
+              seed: int | None = None) -> TrainResult:
+        """Gradient descent to the end (blocking); keeps the weights and the history.
+
+        >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+        >>> TenFlangModel(SEED_EXAMPLE).train({"x": [1.0], "y": [0.7]}, max_iter=3).iterations
+        3
+        """
+        table = as_examples(data)
+        t = self.trainer(table, lr=lr, tol=tol, max_iter=max_iter, init=init, seed=seed)
+        with np.errstate(all="ignore"):
+            t.run()
+        self._adopt(t, table)
+        assert self.result is not None
+        return self.result
+
+    def training_panel(self, data: Any, *, lr: float = DEFAULT_LR, tol: float = DEFAULT_TOL,
+                       max_iter: int = DEFAULT_MAX_ITER, init: str | None = None,
+                       seed: int | None = None, live: bool = True) -> TrainingPanel:
+        """A training panel (sliders, Train/Stop/Reset, live loss curve) on ``data``.
+
+        Each finished run updates ``weights``/``history``. Display it, then ``.start()``
+        (live) or call ``.run_sync()`` first for one deterministic run.
+        """
+        from .panel import TrainingPanel  # widgets and matplotlib only when training
+
+        table = as_examples(data)
+        # built now so bad data raises here, where the caller can show it, not in the panel
+        first = [self.trainer(table, lr=lr, tol=tol, max_iter=max_iter, init=init, seed=seed)]
+
+        def make(lr: float, tol: float, max_iter: int) -> GradientDescent:
+            if first:
+                t = first.pop()
+                t.lr, t.tol, t.max_iter = lr, tol, max_iter
+                return t
+            return self.trainer(table, lr=lr, tol=tol, max_iter=max_iter, init=init, seed=seed)
+
+        self.panel = TrainingPanel(make, lr=lr, tol=tol, max_iter=max_iter, live=live,
+                                   on_finish=lambda t: self._adopt(t, table))
+        return self.panel
+
+    def _adopt(self, trainer: GradientDescent, table: VectorTable) -> None:
+        result = trainer.result()
+        self.result = result
+        self.weights = {w: (np.array(v) if np.ndim(v) else float(v))
+                        for w, v in result.weights.items()}
+        self.history = list(result.history)
+        self.data = table
+
+    def training_summary(self) -> Rendered:
+        """The last training run: iterations, final loss, convergence, weights."""
+        return views.training_summary(self)
+
+    # ------------------------------------------------------------------ running
+
+    def evaluate(self, inputs: Any) -> Evaluation:
+        """Outputs and loss for each input vector with the current weights.
+
+        ``inputs``: a dict of arrays, a list of dicts, a DataFrame, a file path, or one
+        example as a dict of numbers. Displays as a table; it is a list of dicts.
+        """
+        table = as_examples(inputs)
+        return Evaluation(api.evaluate(self.program, table, self.weights), table)
+
+    def _examples(self, example: Any) -> VectorTable:
+        if example is None:
+            example = 0
+        if isinstance(example, int | np.integer) and not isinstance(example, bool):
+            if self.data is None:
+                raise TenFlangError.at(
+                    "no training data yet: give the example itself, e.g. "
+                    "{'x': 1.0, 'y': 0.5}", file=self.program.file)
+            n = len(self.data)
+            if not -n <= int(example) < n:
+                raise TenFlangError.at(
+                    f"example {int(example)} is out of range: the training data has {n}",
+                    file=self.program.file)
+            return from_records([self.data.vector(int(example))], "<example>")
+        return as_examples(example)
+
+    def _data_names(self, program: Program) -> list[str]:
+        return [n for n in program.names(*GIVEN_KINDS) if n not in self.weights]
+
+    def values(self, example: Any = None) -> dict[str, tuple[Any, Any]]:
+        """Each variable's value and adjoint ``d/L/d/v`` on one example (None: NULL, or no
+        adjoint because the variable does not reach the loss).
+
+        ``example``: an index into the training data (default 0) or a dict.
+        """
+        table = self._examples(example)
+        if len(table) != 1:
+            raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
+        program = self._full_gcp_program() if self.compiled is not None else self.program
+        check_names(program, table, "the example", set(self._data_names(program)))
+        data = {n: table.columns[n] for n in table.names if table.present[n][0]}
+        run = Plan(program).bind({**data, **self.weights}, 1)
+        with np.errstate(all="ignore"):
+            run.run()
+        out: dict[str, tuple[Any, Any]] = {}
+        for v in self.graph.nodes:
+            value = run.value(v)
+            grad = None
+            if self.loss is not None and adjoint_name(self.loss, v) in program.decls:
+                g = run.value(adjoint_name(self.loss, v))
+                grad = None if g is None else np.array(g[0])
+            out[v] = (None if value is None else np.array(value[0]), grad)
+        return out
+
+    def show_values(self, example: Any = None) -> Rendered:
+        """The graph with each node's value and gradient ``d/L/d/v`` on one example.
+
+        >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+        >>> TenFlangModel(SEED_EXAMPLE, "net").show_values({"x": 1.0, "y": 0.5})
+        <TenFlang values of 'net' on {x: 1.0, y: 0.5}>
+        """
+        table = self._examples(example)
+        values = self.values(table)
+        has_adjoint = {v for v in self.graph.nodes
+                       if self.loss is not None
+                       and adjoint_name(self.loss, v) in self._known_adjoints()}
+        shown = {v: (fmt_value(val, 4), fmt_value(grad, 4) if v in has_adjoint else None)
+                 for v, (val, grad) in values.items()}
+        where = f"training example {example or 0}" if isinstance(example, int | None) else ""
+        return views.values_view(self, shown, table, where)
+
+    def _known_adjoints(self) -> set[str]:
+        if self.compiled is None:
+            return set()
+        return set(self._full_gcp_program().decls)
+
+    def gradcheck(self, example: Any = None, *, eps: float = 1e-6, rtol: float = 1e-4,
+                  atol: float = 1e-7, max_components: int = 20) -> GradCheck:
+        """Compare the GCP's gradient with central finite differences of the loss.
+
+        ``example``: an index into the training data (default 0), a dict, or several
+        examples (then the mean loss, as training uses). At most ``max_components`` entries
+        of each tensor weight are checked. Displays as a table; ``.ok`` says if all agree.
+
+        >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+        >>> TenFlangModel(SEED_EXAMPLE).gradcheck({"x": 1.5, "y": 0.2}).ok
+        True
+        """
+        gcp = self._need_gcp()
+        table = self._examples(example)
+        names = list(self.weights)
+        if not names:
+            raise TenFlangError.at(f"'{self.name}' has no weights to check",
+                                   file=self.program.file)
+        columns = training_columns(self.gcp_program, table, names)
+        n = len(table)
+        grads = Plan(self.gcp_program).bind({**columns, **self.weights}, n)
+        shape_run = Plan(self.program).bind({**columns, **self.weights}, n)
+        loss = gcp.loss
+
+        def mean_loss() -> float:
+            shape_run.run()
+            values = shape_run.value(loss)
+            return float("nan") if values is None else float(np.mean(values))
+
+        rows: list[dict[str, Any]] = []
+        skipped = 0
+        with np.errstate(all="ignore"):
+            grads.run()
+            for w in names:
+                g = grads.value(gcp.gradient_names()[w])
+                mean_grad = np.zeros(np.shape(self.weights[w])) if g is None else g.mean(axis=0)
+                base = np.array(self.weights[w], dtype=float)
+                indices = list(itertools.islice(np.ndindex(base.shape), max_components))
+                skipped += base.size - len(indices)
+                for idx in indices:
+                    numeric = self._central_difference(shape_run, w, base, idx, eps, mean_loss)
+                    analytic = float(mean_grad[idx])
+                    diff = abs(analytic - numeric)
+                    scale = abs(analytic) + abs(numeric)
+                    rel = diff / scale if scale > 0 else 0.0
+                    label = w if not idx else f"{w}[{', '.join(map(str, idx))}]"
+                    rows.append({"weight": label, "gcp": analytic, "numeric": numeric,
+                                 "rel_error": rel, "ok": bool(rel <= rtol or diff <= atol)})
+        return GradCheck(rows, eps, rtol, skipped)
+
+    @staticmethod
+    def _central_difference(run: Any, w: str, base: np.ndarray, idx: tuple[int, ...],
+                            eps: float, mean_loss: Any) -> float:
+        bumped = base.copy()
+        bumped[idx] = base[idx] + eps
+        run.set(w, bumped)
+        up = mean_loss()
+        bumped[idx] = base[idx] - eps
+        run.set(w, bumped)
+        down = mean_loss()
+        run.set(w, base)
+        return (up - down) / (2 * eps)
+
+    # ------------------------------------------------------------------ display
+
+    def show(self, which: str | list[str] = "graph,order,gcp", *, full: bool = False
+             ) -> Rendered:
+        """The views by name (graph, order, gcp, expanded, values), as the magic's ``--show``.
+
+        >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+        >>> TenFlangModel(SEED_EXAMPLE, "net").show("order")
+        <TenFlang views of 'net': order>
+        """
+        names = views.parse_views(which) if isinstance(which, str) else list(which)
+        return views.program_view(self, names, full=full)
+
+    def dot(self) -> str:
+        """The data-flow graph as Graphviz DOT text."""
+        return views.dot_source(self)
+
+    def __repr__(self) -> str:
+        n_vars = len(self.program.decls)
+        n_w = len(self.weights)
+        return (f"<TenFlang model '{self.name}': {n_vars} variable{'s' * (n_vars != 1)}, "
+                f"{n_w} weight{'s' * (n_w != 1)}>")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": repr(self), "text/html": views.model_html(self)}
+
+    def _repr_html_(self) -> str:
+        return views.model_html(self)

@@ -1,0 +1,104 @@
+"""The finite-difference oracle shared by the gradient tests.
+
+The reference for every gradient is a central difference of the *loss* computed by running the
+shape program itself (not its GCP) with one weight component nudged up and down. The GCP is run
+separately, so the two paths share the forward kernels but none of the compiler's derivative
+rules, folding or fan-out bookkeeping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from tenflang_nb.core import api
+from tenflang_nb.core.backprop import Gcp, adjoint_name
+from tenflang_nb.core.plan import Plan
+from tenflang_nb.core.program import Program, parse
+
+Values = dict[str, np.ndarray]
+
+REL_STEP = 1e-6
+RTOL = 1e-5
+ATOL = 1e-7
+
+
+def as_values(values: Mapping[str, Any]) -> Values:
+    """float64 copies of per-example values (scalars become 0-d arrays)."""
+    return {k: np.array(v, dtype=np.float64) for k, v in values.items()}
+
+
+def run_program(program: Program, values: Mapping[str, Any], names: Iterable[str]
+                ) -> dict[str, np.ndarray | None]:
+    """Run ``program`` on ONE example; the per-example value of each of ``names``."""
+    run = Plan(program).bind(as_values(values), n=1)
+    with np.errstate(all="ignore"):
+        run.run()
+    out: dict[str, np.ndarray | None] = {}
+    for name in names:
+        v = run.value(name)
+        out[name] = None if v is None else np.array(v[0])
+    return out
+
+
+def loss_of(program: Program, values: Mapping[str, Any]) -> float:
+    """The loss of one example, by running the shape program."""
+    v = run_program(program, values, [program.loss])[program.loss]
+    assert v is not None, "the loss is NULL: the test forgot to give a value"
+    return float(v)
+
+
+def fd_gradient(program: Program, values: Mapping[str, Any], name: str,
+                rel_step: float = REL_STEP) -> np.ndarray:
+    """Central-difference d(loss)/d(name), one component at a time."""
+    base = as_values(values)
+    x = base[name]
+    grad = np.zeros(x.shape)
+    for idx in np.ndindex(x.shape):
+        h = rel_step * max(1.0, abs(float(x[idx])))
+        up = {k: v.copy() for k, v in base.items()}
+        down = {k: v.copy() for k, v in base.items()}
+        up[name][idx] += h
+        down[name][idx] -= h
+        step = float(up[name][idx] - down[name][idx])  # the step actually taken
+        grad[idx] = (loss_of(program, up) - loss_of(program, down)) / step
+    return grad
+
+
+def gcp_gradients(gcp: Gcp, values: Mapping[str, Any], names: Iterable[str]
+                  ) -> dict[str, np.ndarray]:
+    """Run the GCP on one example; the adjoint d/L/d/name of each of ``names``."""
+    wanted = {n: adjoint_name(gcp.loss, n) for n in names}
+    got = run_program(gcp.program(), values, wanted.values())
+    out = {}
+    for n, adj in wanted.items():
+        v = got[adj]
+        assert v is not None, f"{adj} is NULL in the GCP"
+        out[n] = v
+    return out
+
+
+def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] | None = None,
+                     *, full: bool = False, rtol: float = RTOL, atol: float = ATOL,
+                     scale_atol: bool = False) -> dict[str, np.ndarray]:
+    """Compile ``source`` and check the GCP's gradients against central differences.
+
+    ``wrt`` defaults to every weight; with ``full`` the GCP keeps every adjoint, so inputs can be
+    checked too. ``scale_atol`` multiplies ``atol`` by max(1, |loss|) (rounding in the
+    difference quotient grows with the loss). Returns the GCP's gradients.
+    """
+    program = parse(source, "<test>")
+    gcp = api.compile(program, full=full)
+    names = list(wrt) if wrt is not None else program.names("weight")
+    assert names, "nothing to differentiate"
+    got = gcp_gradients(gcp, values, names)
+    tol = atol * max(1.0, abs(loss_of(program, values))) if scale_atol else atol
+    for name in names:
+        expected = fd_gradient(program, values, name)
+        assert got[name].shape == expected.shape, (name, got[name].shape, expected.shape)
+        np.testing.assert_allclose(
+            got[name], expected, rtol=rtol, atol=tol,
+            err_msg=f"d/{program.loss}/d/{name} of\n{source}\nGCP:\n{gcp.text}")
+    return got
