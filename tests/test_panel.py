@@ -237,6 +237,7 @@ def test_start_without_a_running_loop_runs_synchronously() -> None:
     assert panel._task is None
 
 
+@pytest.mark.filterwarnings("error")  # overflow warnings would print into the notebook
 def test_nan_shows_the_error_and_stops() -> None:
     finished: list[GradientDescent] = []
     panel = make_panel(live=False, lr=10.0, max_iter=100, make=factory(QUARTIC, QUARTIC_DATA),
@@ -257,6 +258,7 @@ def test_nan_shows_the_error_and_stops() -> None:
     assert panel.trainer.iterations == 100 and panel.trainer.history[0].iteration == 0
 
 
+@pytest.mark.filterwarnings("error")
 def test_nan_during_a_live_run() -> None:
     panel = make_panel(live=True, lr=10.0, max_iter=100, make=factory(QUARTIC, QUARTIC_DATA))
     asyncio.run(panel._run_async())
@@ -274,6 +276,18 @@ def test_unexpected_exception_is_shown_not_raised() -> None:
     asyncio.run(panel._run_async())
     assert panel.state == "stopped"
     assert "ZeroDivisionError: boom" in panel.message_html.value
+
+
+def test_a_failing_plot_does_not_break_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    panel = make_panel(live=False, max_iter=20)
+
+    def broken(*_args: object, **_kwargs: object) -> bytes:
+        raise OverflowError("cannot convert float infinity to integer")
+
+    monkeypatch.setattr("tenflang_nb.notebook.panel.loss_curve_png", broken)
+    panel.run_sync()
+    assert panel.state == "done" and panel.trainer.iterations == 20
+    assert "could not draw the loss curve: OverflowError" in panel.message_html.value
 
 
 def test_a_failing_make_trainer_is_shown_and_retried() -> None:
@@ -439,7 +453,7 @@ def test_values_outside_the_slider_range_are_kept() -> None:
 def test_a_value_no_log_slider_can_show_is_replaced_visibly() -> None:
     panel = make_panel(tol=0.0)
     assert panel.settings["tol"] == PARAMETERS[1].default
-    assert "tolerance must be > 0" in panel.message_html.value
+    assert "tolerance must be &gt; 0" in panel.message_html.value
 
 
 def test_log_scale_checkbox_redraws() -> None:

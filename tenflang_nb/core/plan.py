@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -89,7 +90,8 @@ class Run:
         for name in means:
             self.mean_fns[name] = self._mean_fn(name, consumers, skipped, top=True)
         self.steps = [s for s in self.steps if id(s) not in skipped]
-        self.calls = [(s.kernel, s.args, s.out) for s in self.steps]
+        # pre-bound calls with a positional ``out``: the cheapest dispatch for tiny arrays
+        self.calls = [partial(s.kernel, *s.args, s.out) for s in self.steps]
 
     # ------------------------------------------------------------------ binding
 
@@ -221,8 +223,8 @@ class Run:
         :meth:`first_nonfinite` which line produced it), so numpy's warnings are silenced.
         """
         with np.errstate(all="ignore"):
-            for kernel, args, out in self.calls:
-                kernel(*args, out=out)
+            for call in self.calls:
+                call()
 
     def value(self, name: str) -> Array | None:
         """The value of ``name`` for every example: shape (N,)+shape, or (1,)+shape."""
@@ -244,8 +246,8 @@ class Run:
     def first_nonfinite(self) -> Define | None:
         """Re-run step by step; the first line whose value is NaN or infinite (diagnostics)."""
         with np.errstate(all="ignore"):
-            for kernel, args, out in self.calls:
-                kernel(*args, out=out)
+            for call in self.calls:
+                call()
             for step in self.steps:
                 step.kernel(*step.args, out=step.out)
                 if not np.all(np.isfinite(step.out)):

@@ -576,7 +576,14 @@ class TrainingPanel:
     def _draw(self) -> None:
         started = time.perf_counter()
         history = self.trainer.history if self.trainer is not None else []
-        self._png = loss_curve_png(history, log_scale=self.log_scale.value)
+        try:
+            self._png = loss_curve_png(history, log_scale=self.log_scale.value)
+        except Exception as err:
+            # The curve is an illustration: a plotting failure must not end or wedge the run.
+            logger.debug("loss curve failed", exc_info=err)
+            self._png = b""
+            self._note = f"could not draw the loss curve: {type(err).__name__}: {err}"
+            self.message_html.value = self._message_html()
         self.plot.value = self._png
         self.redraws += 1
         self._last_draw = time.perf_counter()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from ..core.train import Record
 
@@ -87,13 +88,14 @@ def _render(history: Sequence[Record], log_scale: bool, width: float, height: fl
             ax.set_ylim(*_log_limits(y))
         ax.plot(x, y, color="C0", linewidth=1.5)
         ax.plot(x[-1:], y[-1:], "o", color="C0", markersize=4)
-        ax.set_xlim(left=0)
+        ax.set_xlim(0, max(1, int(x[-1])) * 1.03)  # room for the end marker
     else:
         ax.set_xlim(0, 1)
         ax.set_yticks([])
         ax.text(0.5, 0.5, "not trained yet", ha="center", va="center", transform=ax.transAxes,
                 color="0.5")
     ax.set_ylabel(ylabel)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(True, which="major", alpha=0.3)
     buffer = io.BytesIO()
     # No "Software" stamp: the bytes then depend only on the curve, not on the install.

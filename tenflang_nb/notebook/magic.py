@@ -1,0 +1,189 @@
+"""``%%tenflang NAME [options]``: check a shape program, bind it to NAME, show its views.
+
+>>> from IPython.testing.globalipapp import get_ipython
+>>> ip = get_ipython(); load(ip)
+>>> ip.run_cell_magic("tenflang", "sq --show none",
+...                   "declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n")
+>>> ip.user_ns["sq"]
+<TenFlang model 'sq': 2 variables, 1 weight>
+>>> unload(ip)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import keyword
+import os
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from ..core.errors import TenFlangError
+from ..core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, INITS
+from .model import TenFlangModel, as_examples
+from .views import DEFAULT_VIEWS, VIEWS, parse_views, program_view
+from .views_diag import error_view, warnings_view
+
+__all__ = ["TenFlangMagics", "kernel_loop_running", "load", "unload"]
+
+
+class _Setting:
+    """An argparse ``type`` for a training setting: the panel's own parser and checks (one
+    list of parameters for options and sliders), imported only when the option is given."""
+
+    def __init__(self, name: str, kind: type) -> None:
+        self.name = name
+        self.kind = kind
+        self.__name__ = name  # argparse names the type in its error messages
+
+    def __call__(self, text: str) -> Any:
+        try:
+            from .panel import PARAMETERS
+        except ImportError:  # the panel is optional for the views
+            return self.kind(text)
+        for p in PARAMETERS:
+            if p.name == self.name:
+                try:
+                    return p.parse(text)
+                except argparse.ArgumentTypeError as exc:
+                    # argparse already names the option: "argument --lr: ..."
+                    message = str(exc).removeprefix(f"{p.option}: ")
+                    raise argparse.ArgumentTypeError(message) from None
+        return self.kind(text)
+
+
+def kernel_loop_running(shell: Any) -> bool:
+    """True inside a Jupyter kernel whose event loop runs (live training is possible there);
+    False in terminal IPython, scripts and ``InteractiveShell`` tests."""
+    if getattr(shell, "kernel", None) is None:
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+@magics_class
+class TenFlangMagics(Magics):
+    """The ``%%tenflang`` cell magic."""
+
+    @no_var_expand
+    @magic_arguments(name="%tenflang")  # IPython writes one '%': the usage reads %%tenflang
+    @argument("name", nargs="?", default=None,
+              help="Python name to bind the model to (nothing is bound without it, or when "
+                   "the program has an error; a previous value is then kept).")
+    @argument("--show", default=",".join(DEFAULT_VIEWS), metavar="VIEWS",
+              help=f"comma-separated views: {', '.join(VIEWS)}; or all, none "
+                   f"(default: {','.join(DEFAULT_VIEWS)}).")
+    @argument("--full", action="store_true",
+              help="show the full GCP (every adjoint d/L/d/v) instead of the pruned one.")
+    @argument("--train", metavar="DATA",
+              help="train on DATA: a variable (dict of arrays, DataFrame, list of dicts) or "
+                   "a data file path; shows the training panel.")
+    @argument("--lr", type=_Setting("lr", float), default=DEFAULT_LR,
+              help=f"learning rate (default {DEFAULT_LR}).")
+    @argument("--tol", type=_Setting("tol", float), default=DEFAULT_TOL,
+              help=f"stop when ||gradient|| <= tol (default {DEFAULT_TOL}).")
+    @argument("--max-iter", type=_Setting("max_iter", int), default=DEFAULT_MAX_ITER,
+              help=f"at most this many updates (default {DEFAULT_MAX_ITER}).")
+    @argument("--init", choices=INITS, default="auto",
+              help="initial weights: auto (matrices random, the rest 0), zeros or normal.")
+    @argument("--seed", type=int, default=0, help="random seed of the initial weights.")
+    @argument("--no-live", action="store_true",
+              help="train to the end before showing the panel (deterministic; for nbval, "
+                   "scripts, static notebooks). Plain IPython never trains live.")
+    @cell_magic
+    def tenflang(self, line: str, cell: str) -> None:
+        """Check a TenFlang shape program, bind it to NAME and show its views.
+
+        The cell is the program. On an error, the offending line is shown with a caret and
+        nothing is bound. Then use the model: NAME.evaluate(inputs), NAME.show_values(i),
+        NAME.gradcheck(i), NAME.train(data), NAME.gcp, NAME.weights, NAME.history.
+
+        Example::
+
+            %%tenflang net --show graph,gcp --train data --lr 0.5 --no-live
+            declare input x
+            ...
+        """
+        args = parse_argstring(self.tenflang, line)
+        try:
+            which = parse_views(args.show)
+        except ValueError as exc:
+            raise UsageError(f"--show: {exc}") from None
+        name = args.name
+        if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+            raise UsageError(f"{name!r} is not a valid Python name to bind the model to")
+        data = self._training_data(args.train) if args.train else None
+
+        try:
+            model = TenFlangModel(cell, name or "cell", init=args.init, seed=args.seed)
+        except TenFlangError as err:
+            display(error_view(err, cell, title="The program has errors: nothing was bound."))
+            return
+        if name is not None:
+            self.shell.user_ns[name] = model
+        warned = warnings_view(model.warnings)
+        if warned is not None:
+            display(warned)
+        before = [v for v in which if v != "values"] if data is not None else which
+        if before:
+            display(program_view(model, before, full=args.full))
+        if data is not None:
+            trained = self._train(model, data, args)
+            if trained and "values" in which:
+                display(program_view(model, ["values"]))
+
+    def _training_data(self, spec: str) -> Any:
+        ns = self.shell.user_ns
+        if spec in ns:
+            return ns[spec]
+        path = os.path.expanduser(spec)
+        if os.path.exists(path):
+            return path
+        raise UsageError(f"--train {spec}: no variable named {spec!r} and no file at that path")
+
+    def _train(self, model: TenFlangModel, data: Any, args: Any) -> bool:
+        """Build and show the training panel; True when there are trained weights to show."""
+        options = {"lr": args.lr, "tol": args.tol, "max_iter": args.max_iter}
+        live = not args.no_live and kernel_loop_running(self.shell)
+        try:
+            table = as_examples(data)
+            panel = model.training_panel(table, live=live, **options)
+        except TenFlangError as err:
+            display(error_view(err, model.source, title="Cannot train on this data."))
+            return False
+        except ImportError:  # no widgets: train blocking, show the result as a table
+            try:
+                model.train(table, **options)
+            except TenFlangError as err:
+                display(error_view(err, model.source, title="Training failed."))
+                return False
+            display(model.training_summary())
+            return True
+        if live:
+            display(panel)
+            panel.start()
+            return False  # the run has only begun
+        panel.run_sync()  # before display: the saved output is the final state, once
+        display(panel)
+        return model.result is not None
+
+
+def load(ip: Any) -> None:
+    """Register the magics (``%load_ext tenflang_nb``)."""
+    ip.register_magics(TenFlangMagics)
+
+
+def unload(ip: Any) -> None:
+    """Remove them again (``%unload_ext tenflang_nb``); IPython has no public unregister."""
+    manager = ip.magics_manager
+    for kind, names in TenFlangMagics.magics.items():
+        for magic_name in names:
+            manager.magics[kind].pop(magic_name, None)
+    manager.registry.pop(TenFlangMagics.__name__, None)

@@ -1,0 +1,72 @@
+"""Shared fixtures: the original 2016 programs, the console scripts, small program builders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ORIGINAL_DIR = REPO.parent / "shared" / "original-tenflang"
+BIN = Path(sys.executable).parent
+
+# tests/ is not a package: let the test modules import helpers_fd
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(scope="session")
+def original_dir() -> Path:
+    """The original TenFlang's example programs (skips the test when the folder is absent)."""
+    if not ORIGINAL_DIR.is_dir():
+        pytest.skip(f"{ORIGINAL_DIR} is not present")
+    return ORIGINAL_DIR
+
+
+def program_text(*lines: str) -> str:
+    """Program text from lines, newline-terminated."""
+    return "".join(f"{line}\n" for line in lines)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a command did: exit status, standard output and standard error."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _command(name: str) -> list[str]:
+    script = BIN / name
+    if script.exists():
+        return [str(script)]
+    # no console script next to this interpreter: call the entry point directly
+    entry = {"tfcompiler": "compiler_main", "tfweightcalc": "weightcalc_main",
+             "tfevaluate": "evaluate_main"}[name]
+    return [sys.executable, "-c",
+            f"import sys; from tenflang_nb.cli import {entry}; sys.exit({entry}())"]
+
+
+Runner = Callable[..., Result]
+
+
+@pytest.fixture(scope="session")
+def cli() -> Runner:
+    """Run a console script in a subprocess: ``cli("tfcompiler", "a.tf", cwd=tmp_path)``."""
+
+    def run(name: str, *args: str | os.PathLike[str], cwd: Path | None = None,
+            env: dict[str, str] | None = None, stdin: str | None = None) -> Result:
+        full_env = {k: v for k, v in os.environ.items() if k != "TENFLANG_DEBUG"}
+        full_env.update(env or {})
+        argv: Sequence[str] = [*_command(name), *map(str, args)]
+        proc = subprocess.run(argv, cwd=cwd, env=full_env, input=stdin, capture_output=True,
+                              text=True, timeout=120)
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    return run
