@@ -94,6 +94,10 @@ def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] 
     names = list(wrt) if wrt is not None else program.names("weight")
     assert names, "nothing to differentiate"
     got = gcp_gradients(gcp, values, names)
+    gcp_program = gcp.program()
+    for w in program.names("weight"):  # what gradient descent reads: one output per weight
+        assert gcp_program.kind(adjoint_name(gcp.loss, w)) == "output", (w, gcp.text)
+        assert gcp_program.shapes[adjoint_name(gcp.loss, w)] == program.shapes[w]
     tol = atol * max(1.0, abs(loss_of(program, values))) if scale_atol else atol
     for name in names:
         expected = fd_gradient(program, values, name)

@@ -198,11 +198,8 @@ def _r(*shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
 
 
 def _contract(expr: str, out_shape: str) -> str:
-    if out_shape == "":
-        return ("declare input C\ndeclare intvar r\ndeclare intvar t\ndeclare loss L\n"
-                f"define r = {expr}\ndefine t = mul r C\ndefine L = sum t\n")
-    return (f"declare input C {out_shape}\ndeclare intvar r\ndeclare intvar t\n"
-            f"declare loss L\ndefine r = {expr}\ndefine t = mul r C\ndefine L = sum t\n")
+    return (f"declare input C {out_shape}".rstrip() + "\ndeclare intvar r\ndeclare intvar rC\n"
+            f"declare loss L\ndefine r = {expr}\ndefine rC = mul r C\ndefine L = sum rC\n")
 
 
 def _decl(kind: str, name: str, shape: tuple[int, ...]) -> str:

@@ -83,9 +83,11 @@ def test_state_machine_idle_running_stopped_running_done() -> None:
         seen.append(panel.state)
         stopped_at = panel.trainer.iterations
         assert stopped_at > 0
+        assert f"Train continues from iteration {stopped_at}" in panel.message_html.value
         panel.controls["max_iter"].value = stopped_at + 30
         panel._on_train()
         seen.append(panel.state)
+        assert f"continuing from iteration {stopped_at}" in panel.message_html.value
         assert panel._task is not None
         await panel._task
         seen.append(panel.state)
@@ -97,6 +99,7 @@ def test_state_machine_idle_running_stopped_running_done() -> None:
     assert [r.iteration for r in t.history] == list(range(t.iterations + 1))
     assert t.iterations == panel.controls["max_iter"].value
     assert panel.status.endswith("reached max iterations")
+    assert "Train starts over" in panel.message_html.value
 
 
 def test_stop_mid_run_really_stops() -> None:
@@ -124,12 +127,12 @@ def test_train_after_done_starts_over() -> None:
     panel = make_panel(live=False, max_iter=40)
     first = panel.run_sync()
     assert panel.state == "done"
+    assert "Train starts over from the initial weights" in panel.message_html.value
     panel._on_train()
     assert panel.state == "done"
     second = panel.trainer.result()
     assert second.iterations == 40
     assert second.history == first.history  # a fresh run: same curve, not 80 iterations
-    assert "started over" in panel.message_html.value
 
 
 def test_reset_restores_initial_weights_and_clears_history() -> None:
@@ -249,13 +252,14 @@ def test_nan_shows_the_error_and_stops() -> None:
     assert "Traceback" not in panel.message_html.value
     assert panel.status.endswith("stopped by an error")
     assert 0 < result.iterations < 100
-    assert finished == [panel.trainer]
+    assert finished == []  # a failed run hands on no weights
     assert disabled(panel) == (False, True, False)
     # Train after an error starts over, here with a learning rate that works.
     panel.controls["lr"].value = 0.01
     panel.run_sync()
     assert panel.error is None and panel.state == "done"
     assert panel.trainer.iterations == 100 and panel.trainer.history[0].iteration == 0
+    assert finished == [panel.trainer]
 
 
 @pytest.mark.filterwarnings("error")
@@ -476,6 +480,7 @@ data = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
 panel = TrainingPanel(lambda lr, tol, n: trainer(gcp, data, lr=lr, tol=tol, max_iter=n),
                       lr=0.1, tol=1e-12, max_iter=10**8, live=True)
 panel.chunk_seconds = 0.01
+display(panel)
 panel.start()
 print(panel.stop_button.model_id, panel.controls["lr"].model_id, panel.state)
 """
@@ -514,7 +519,20 @@ def test_live_run_in_a_real_kernel_obeys_frontend_messages() -> None:
         first = json.loads(run("import json\n" + probe))
         assert first[0] == "running" and first[1] == 0.05 and first[2] > 0
         comm_msg(stop_id, {"method": "custom", "content": {"event": "click"}})
-        time.sleep(0.3)
+        # The run's end refreshes the displayed output, so a saved notebook's static fallback
+        # (text/html for frontends without widgets) shows the final state, not "running".
+        deadline = time.monotonic() + 10
+        update = None
+        while update is None and time.monotonic() < deadline:
+            try:
+                msg = kc.get_iopub_msg(timeout=1)
+            except Exception:  # queue.Empty
+                continue
+            if msg["msg_type"] == "update_display_data":
+                update = msg["content"]["data"]
+        assert update is not None
+        assert "stopped" in update["text/plain"] and "stopped" in update["text/html"]
+        assert "application/vnd.jupyter.widget-view+json" in update
         out.clear()
         stopped = json.loads(run(probe))
         time.sleep(0.3)

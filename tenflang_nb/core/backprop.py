@@ -217,6 +217,14 @@ def compile_program(program: Program, full: bool = False) -> Gcp:
 def _check_loss(program: Program) -> str:
     loss = program.loss
     errors: list[Diagnostic] = []
+    # d/a/d/b names belong to the compiler: d/L/d/<them> would not be a valid name, and a
+    # user's d/L/d/w would clash with a generated one (e.g. compiling a GCP with --full)
+    for name, decl in program.decls.items():
+        if "/" in name:
+            errors.append(decl.src.diag(
+                f"'{name}' is a derivative name: a shape program cannot declare it", 2,
+                hint="names with '/' are made by the compiler; is this file a GCP? "
+                     "compile the shape program instead"))
     if loss not in program.defs:
         errors.append(program.decls[loss].src.diag(f"the loss '{loss}' is never defined", 2))
     for d in program.defs.values():
@@ -322,10 +330,15 @@ def _local_partials(program: Program, out: _Writer, p: str, needed: set[str],
         assert total is not None
         base = f"d/{p}/d/{m}"
         name = None
+        kind = "intvar"
         if p == loss and [c for c in graph.consumers(m) if c in needed] != [loss]:
             # d/L/d/m is m's adjoint; this direct partial is only one of its terms
             name = out.fresh(base)
-        partial_name[(p, m)] = out.emit(base, e, total, origin, name=name)
+        elif p == loss and program.kind(m) == "weight":
+            # this partial IS the weight's gradient d/L/d/m, so it is an output (the
+            # original declared it an intvar, and gradient descent could not find it)
+            kind = "output"
+        partial_name[(p, m)] = out.emit(base, e, total, origin, kind=kind, name=name)
 
 
 def gcp_program_check(gcp: Gcp) -> Program:

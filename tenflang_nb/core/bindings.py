@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,6 +13,7 @@ from .errors import Diagnostic, TenFlangError
 from .ops import fmt_shape
 from .program import Program
 from .syntax import GIVEN_KINDS
+from .textio import read_text
 from .vectors import VectorTable, from_columns, from_records
 
 
@@ -33,44 +36,81 @@ def _line(table: VectorTable, row: int) -> int:
     return table.lines[row] if row < len(table.lines) else 0
 
 
-def _error(table: VectorTable, row: int | None, message: str, hint: str | None = None
-           ) -> Diagnostic:
+Lines = dict[str, "list[str] | None"]
+
+
+def _source_lines(file: str, cache: Lines) -> list[str] | None:
+    """The data file's lines, to show the offending one (None for in-memory data or npz)."""
+    if file not in cache:
+        try:
+            cache[file] = read_text(file).split("\n") if os.path.isfile(file) else None
+        except (TenFlangError, OSError):
+            cache[file] = None
+    return cache[file]
+
+
+def _error(table: VectorTable, row: int | None, message: str, hint: str | None = None,
+           name: str | None = None, cache: Lines | None = None) -> Diagnostic:
     line = _line(table, row) if row is not None else 0
     where = f" (vector {row + 1})" if row is not None and not line else ""
-    return Diagnostic(message + where, table.file, line, hint=hint)
+    lines = _source_lines(table.file, cache if cache is not None else {}) if line else None
+    if lines is None or line > len(lines):
+        return Diagnostic(message + where, table.file, line, hint=hint)
+    # the caret goes under the name: on the vector's own line (brace), else on the first line
+    # that spells it (a CSV header, the original format's 'name value' line); without one,
+    # under the vector's whole line (e.g. a name that is missing)
+    candidates = [line] + [n for n in range(1, len(lines) + 1) if n != line]
+    found = None
+    if name is not None:
+        pattern = re.compile(rf"(?<![A-Za-z0-9_./]){re.escape(name)}(?![A-Za-z0-9_./])")
+        for n in candidates:
+            match = pattern.search(lines[n - 1])
+            if match:
+                found = (n, match.start(), len(name))
+                break
+    if found is None:
+        text = lines[line - 1]
+        found = (line, len(text) - len(text.lstrip()), len(text.strip()))
+    n, column, length = found
+    return Diagnostic(message + where, table.file, n, column, length, lines[n - 1],
+                      hint=hint)
 
 
 def check_names(program: Program, table: VectorTable, role: str, allowed: set[str]) -> None:
     """Every name in the data is a variable the program takes from data, with its shape."""
     errors = []
+    cache: Lines = {}
     for name in table.names:
         present = np.flatnonzero(table.present[name])
         row = int(present[0]) if len(present) else 0
         if name not in program.decls:
-            errors.append(_error(table, row, f"'{name}' is not declared in {program.file}"))
+            errors.append(_error(table, row, f"'{name}' is not declared in {program.file}",
+                                 name=name, cache=cache))
         elif name not in allowed:
             kind = program.kind(name)
             errors.append(_error(table, row, f"'{name}' is declared {kind} in {program.file}: "
-                                 f"{role} cannot give it a value"))
+                                 f"{role} cannot give it a value", name=name, cache=cache))
         elif table.shape(name) != program.shapes[name]:
             errors.append(_error(
                 table, row, f"'{name}' has shape {fmt_shape(table.shape(name))} here, but "
-                f"{program.file} declares {fmt_shape(program.shapes[name])}"))
+                f"{program.file} declares {fmt_shape(program.shapes[name])}", name=name,
+                cache=cache))
     if errors:
         raise TenFlangError(errors)
 
 
 def require(program: Program, table: VectorTable, names: list[str], why: str) -> None:
     errors = []
+    cache: Lines = {}
     for name in names:
         if name not in table.present:
             errors.append(_error(table, 0 if len(table) else None,
-                                 f"missing required input '{name}' ({why})"))
+                                 f"missing required input '{name}' ({why})", cache=cache))
             continue
         missing = np.flatnonzero(~table.present[name])
         if len(missing):
             errors.append(_error(table, int(missing[0]),
-                                 f"missing required input '{name}' ({why})"))
+                                 f"missing required input '{name}' ({why})", cache=cache))
     if errors:
         raise TenFlangError(errors)
 

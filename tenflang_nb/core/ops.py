@@ -322,7 +322,12 @@ def _sumto_kernel(spec: KernelSpec) -> Kernel:
 
 
 def _expand_kernel(spec: KernelSpec) -> Kernel:
+    sa, out_shape = spec.in_shapes[0], spec.out_shape
+    aligned = (1,) * (len(out_shape) - len(sa)) + sa
+
     def expand(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if np.ndim(a) == len(sa) + 1:  # align per-example axes: a batch of scalars is
+            a = a.reshape(a.shape[:1] + aligned)  # (N,), which numpy would put on a data axis
         if out is None:
             return np.array(np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape)))
         out[...] = a
@@ -427,13 +432,19 @@ OPS_LIST: list[Op] = [
        helper=True, elementwise=False),
     Op("sumto", 2, "sum a down to the shape of b (undoes broadcasting)", "unbroadcast(a)",
        _sumto_shape, _sumto_kernel,
-       vjp=(lambda e, g, a, b, v: e("expand", g, a), lambda e, g, a, b, v: Const.of(0)),
+       vjp=(lambda e, g, a, b, v: e("expand", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
        helper=True, elementwise=False),
     Op("expand", 2, "broadcast a to the shape of b", "broadcast(a)", _expand_shape,
        _expand_kernel,
-       vjp=(lambda e, g, a, b, v: e("sumto", g, a), lambda e, g, a, b, v: Const.of(0)),
+       vjp=(lambda e, g, a, b, v: e("sumto", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
        helper=True, elementwise=False),
 ]
+
+
+def _zeros_like(e: Emitter, ref: Ref) -> Ref:
+    # b only gives sumto/expand a shape, so d/L/d/b is 0 -- but a 0 of b's shape: a scalar 0
+    # would make the gradient of a tensor weight a scalar
+    return e("mul", Const.of(0), ref) if e.shape(ref) else Const.of(0)
 
 
 def _outer_vjp(e: Emitter, g: Ref, other: Ref, which: str) -> Ref:

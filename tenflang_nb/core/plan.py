@@ -191,7 +191,7 @@ class Run:
                 skipped.add(id(step))
                 fa = a.reshape(n, -1)  # type: ignore[union-attr]
                 fb = b.reshape(n, -1)  # type: ignore[union-attr]
-                out = step.out[0]
+                out = step.out[0, ...]  # a view even for scalars (step.out[0] is a copy)
                 flat = out.reshape(fa.shape[1], fb.shape[1])
 
                 def outer_mean() -> Array:

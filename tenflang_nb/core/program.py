@@ -122,6 +122,7 @@ def check(statements: Iterable[Statement], file: str = "<program>") -> Program:
     defs: dict[str, Define] = {}
     shapes: dict[str, Shape] = {}
     errors: list[Diagnostic] = []
+    failed: set[str] = set()
     declared_at = {}
     for s in statements:  # to say "declared on line 12, after this use"
         if isinstance(s, Declare):
@@ -137,7 +138,7 @@ def check(statements: Iterable[Statement], file: str = "<program>") -> Program:
             if s.kind in GIVEN_KINDS:
                 shapes[s.name] = s.shape or ()
         elif isinstance(s, Define):
-            _check_define(s, decls, defs, shapes, declared_at, errors)
+            _check_define(s, decls, defs, shapes, declared_at, errors, failed)
     if errors:
         raise TenFlangError(errors)
 
@@ -158,7 +159,8 @@ def check(statements: Iterable[Statement], file: str = "<program>") -> Program:
 
 def _check_define(s: Define, decls: dict[str, Declare], defs: dict[str, Define],
                   shapes: dict[str, Shape], declared_at: dict[str, int],
-                  errors: list[Diagnostic]) -> None:
+                  errors: list[Diagnostic], failed: set[str]) -> None:
+    # ``failed``: targets whose own line was reported; their uses add no second error
     target = s.target
     ok = True
     if target not in decls:
@@ -191,6 +193,8 @@ def _check_define(s: Define, decls: dict[str, Declare], defs: dict[str, Define],
         if arg == target and target not in defs:
             errors.append(s.src.diag(f"'{arg}' is used in its own definition", token))
             ok = False
+        elif arg in failed:
+            ok = False  # "used before it is defined" would mislead: its line had an error
         elif arg not in decls:
             later = declared_at.get(arg)
             where = f" (declared on line {later})" if later else ""
@@ -200,12 +204,14 @@ def _check_define(s: Define, decls: dict[str, Declare], defs: dict[str, Define],
         elif arg not in shapes:
             d = decls[arg]
             errors.append(s.src.diag(
-                f"'{arg}' is used before it is defined (a {d.kind} must be defined on an "
-                "earlier line)", token))
+                f"'{arg}' is used before it is defined (a{'n' * (d.kind[0] in 'aeiou')} "
+                f"{d.kind} must be defined on an earlier line)", token))
             ok = False
         else:
             arg_shapes.append(shapes[arg])
     if not ok:
+        if target not in defs:
+            failed.add(target)
         return
     if s.op is None:
         shape = arg_shapes[0]
@@ -216,12 +222,14 @@ def _check_define(s: Define, decls: dict[str, Declare], defs: dict[str, Define],
         except ShapeError as exc:
             described = " and ".join(fmt_shape(a) for a in arg_shapes)
             errors.append(s.src.diag(f"{s.op} of {described}: {exc}", 3))
+            failed.add(target)
             return
     declared = decls[target].shape
     if declared is not None and declared != shape:
         errors.append(s.src.diag(
             f"'{target}' is declared with shape {fmt_shape(declared)} on line "
             f"{decls[target].src.line}, but this line gives {fmt_shape(shape)}", 1))
+        failed.add(target)
         return
     defs[target] = s
     shapes[target] = shape

@@ -19,17 +19,22 @@ def decode(data: bytes, file: str) -> str:
     >>> try:
     ...     decode(b"ok\\n\\xff", "a.tf")
     ... except TenFlangError as err:
-    ...     print(err)
+    ...     print(str(err).splitlines()[0])
     a.tf: line 2: error: not UTF-8 text (byte 0xff at column 1)
     """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        end = data.find(b"\n", exc.start)
+        col = exc.start - start
+        # show the line (bad bytes replaced) with a caret under the first bad byte
+        source = data[start:end if end >= 0 else len(data)].decode("utf-8", "replace")
+        column = len(data[start:exc.start].decode("utf-8", "replace"))
         raise TenFlangError.at(
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {col + 1})",
-            file=file, line=line,
+            file=file, line=line, column=column, length=1, source=source.rstrip("\r"),
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]

@@ -116,6 +116,18 @@ def initial_weights(shapes: Mapping[str, tuple[int, ...]], init: str = "auto", s
     return weights
 
 
+def _norm(arrays: list[np.ndarray]) -> float:
+    """||(a_1, a_2, ...)||_2 without overflow for large finite values.
+
+    >>> _norm([np.array(3.0), np.array([4.0])])
+    5.0
+    """
+    scale = max((float(np.max(np.abs(a))) for a in arrays if np.size(a)), default=0.0)
+    if scale == 0.0:
+        return 0.0
+    return scale * float(np.sqrt(sum(float(np.sum((a / scale) ** 2)) for a in arrays)))
+
+
 @dataclass
 class GradientDescent:
     """Gradient descent on a GCP over a training set bound once.
@@ -135,11 +147,7 @@ class GradientDescent:
     history: list[Record] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        for name, value in (("learning rate", self.lr), ("tolerance", self.tol)):
-            if not (np.isfinite(value) and value >= 0):
-                raise TenFlangError([Diagnostic(f"{name} must be a finite number >= 0")])
-        if self.max_iter < 0:
-            raise TenFlangError([Diagnostic("max-iter must be >= 0")])
+        self._check_settings()
         self.loss_name, self.grad_names = gcp_weights(self.gcp)
         shapes = {w: self.gcp.shapes[w] for w in self.grad_names}
         self.initial = self.start if self.start is not None else initial_weights(
@@ -151,6 +159,16 @@ class GradientDescent:
                 f"the loss '{self.loss_name}' is null: the training data lacks a value it "
                 "needs", self.gcp.file)])
         self.reset()
+
+    def _check_settings(self) -> None:
+        # checked again at every step: a notebook may change them between steps
+        for name, value in (("learning rate", self.lr), ("tolerance", self.tol)):
+            if not (np.isfinite(value) and value >= 0):
+                raise TenFlangError([Diagnostic(f"{name} must be a finite number >= 0, "
+                                                f"not {value!r}")])
+        if int(self.max_iter) != self.max_iter or self.max_iter < 0:
+            raise TenFlangError([Diagnostic(f"max-iter must be an integer >= 0, "
+                                            f"not {self.max_iter!r}")])
 
     def reset(self, weights: Weights | None = None) -> None:
         """Back to the initial weights (or ``weights``), forgetting the history."""
@@ -185,7 +203,7 @@ class GradientDescent:
     def _nonfinite(self) -> None:
         bad = self._run.first_nonfinite()
         where = f"at iteration {self.iterations}"
-        hint = "try a smaller learning rate (--lr)" if self.iterations else (
+        hint = "try a smaller learning rate" if self.iterations else (
             "check the training data and the program")
         if bad is None:
             raise ComputeError([Diagnostic(f"the loss or a gradient is NaN or infinite {where}",
@@ -197,8 +215,9 @@ class GradientDescent:
         """Evaluate the gradient; stop if it is ~0 or max-iter is reached, else update."""
         if self.done:
             raise RuntimeError("training is finished; call reset() to start again")
+        self._check_settings()
         loss, grads = self.evaluate()
-        norm = float(np.sqrt(sum(float(np.sum(g * g)) for g in grads.values())))
+        norm = _norm(list(grads.values()))
         record = Record(self.iterations, loss, norm)
         self.history.append(record)
         self._grads = grads
@@ -207,8 +226,10 @@ class GradientDescent:
         elif self.iterations >= self.max_iter:
             self.done = True
         else:
-            for w, g in grads.items():
-                self.weights[w] = self.weights[w] - self.lr * g
+            with np.errstate(all="ignore"):  # a non-finite result is caught next evaluation
+                for w, g in grads.items():
+                    new = self.weights[w] - self.lr * g
+                    self.weights[w] = float(new) if np.ndim(new) == 0 else new
             self.iterations += 1
         return record
 

@@ -1,7 +1,7 @@
 """``%%tenflang NAME [options]``: check a shape program, bind it to NAME, show its views.
 
->>> from IPython.testing.globalipapp import get_ipython
->>> ip = get_ipython(); load(ip)
+>>> from IPython.testing import globalipapp
+>>> ip = globalipapp.get_ipython(); load(ip)
 >>> ip.run_cell_magic("tenflang", "sq --show none",
 ...                   "declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n")
 >>> ip.user_ns["sq"]
@@ -79,7 +79,8 @@ class TenFlangMagics(Magics):
                    "the program has an error; a previous value is then kept).")
     @argument("--show", default=",".join(DEFAULT_VIEWS), metavar="VIEWS",
               help=f"comma-separated views: {', '.join(VIEWS)}; or all, none "
-                   f"(default: {','.join(DEFAULT_VIEWS)}).")
+                   f"(default: {','.join(DEFAULT_VIEWS)}). 'values' is the graph with "
+                   "values and gradients on training example 0, after --train --no-live.")
     @argument("--full", action="store_true",
               help="show the full GCP (every adjoint d/L/d/v) instead of the pruned one.")
     @argument("--train", metavar="DATA",
@@ -167,8 +168,8 @@ class TenFlangMagics(Magics):
             display(model.training_summary())
             return True
         if live:
+            panel.start()  # first, so the saved snapshot says "running", not "ready"
             display(panel)
-            panel.start()
             return False  # the run has only begun
         panel.run_sync()  # before display: the saved output is the final state, once
         display(panel)

@@ -8,8 +8,8 @@ every number it shows is computed by the core's interpreter.
 >>> net
 <TenFlang model 'net': 7 variables, 1 weight>
 >>> result = net.train({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, max_iter=50)
->>> len(net.history), round(net.weights["w"], 4) == round(result.weights["w"], 4)
-(51, True)
+>>> len(net.history), net.result is result, net.weights == result.weights
+(51, True, True)
 >>> net.evaluate([{"x": 0.0}])
 [{'o': 0.5, 'lambda': None}]
 """
@@ -43,7 +43,7 @@ from ..core.train import (
 from ..core.vectors import VectorTable, from_records
 from . import views
 from .views_html import Rendered
-from .views_tables import fmt_value
+from .views_tables import fmt_short
 
 if TYPE_CHECKING:
     from .panel import TrainingPanel
@@ -51,17 +51,30 @@ if TYPE_CHECKING:
 __all__ = ["Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
 
-def as_examples(data: Any) -> VectorTable:
+def as_examples(data: Any, program: Program | None = None) -> VectorTable:
     """Examples from a file path, a dict of arrays, a DataFrame, a list of dicts, or ONE
-    example written as a dict of plain numbers (``{"x": 1.0, "y": 0.5}``).
+    example written as a dict of values (``{"x": 1.0, "y": 0.5}``).
+
+    A dict is one example when a value is a plain number (columns need an example axis) or,
+    given the ``program``, when every value has its variable's shape exactly.
 
     >>> len(as_examples({"x": 1.0, "y": 0.5})), len(as_examples({"x": [1.0, 2.0]}))
     (1, 2)
     """
-    if isinstance(data, Mapping) and data and all(
-            v is None or np.ndim(v) == 0 for v in data.values()):
+    if isinstance(data, Mapping) and data and _one_example(data, program):
         return from_records([dict(data)], "<example>")
     return api.load_data(data)
+
+
+def _one_example(data: Mapping[str, Any], program: Program | None) -> bool:
+    values = [v for v in data.values() if v is not None]
+    if any(np.ndim(v) == 0 for v in values):
+        return True
+    if program is None:
+        return False
+    shapes = program.shapes
+    return all(name in shapes and (value is None or np.shape(value) == shapes[name])
+               for name, value in data.items())
 
 
 class Evaluation(list):  # type: ignore[type-arg]
@@ -179,7 +192,7 @@ class TenFlangModel:
                 max_iter: int = DEFAULT_MAX_ITER, init: str | None = None,
                 seed: int | None = None) -> GradientDescent:
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights."""
-        return api.trainer(self.gcp_program, as_examples(data), lr=lr, tol=tol,
+        return api.trainer(self.gcp_program, as_examples(data, self.program), lr=lr, tol=tol,
                            max_iter=max_iter, init=init or self.init,
                            seed=self.seed if seed is None else seed)
 
@@ -192,7 +205,7 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE).train({"x": [1.0], "y": [0.7]}, max_iter=3).iterations
         3
         """
-        table = as_examples(data)
+        table = as_examples(data, self.program)
         t = self.trainer(table, lr=lr, tol=tol, max_iter=max_iter, init=init, seed=seed)
         with np.errstate(all="ignore"):
             t.run()
@@ -210,7 +223,7 @@ class TenFlangModel:
         """
         from .panel import TrainingPanel  # widgets and matplotlib only when training
 
-        table = as_examples(data)
+        table = as_examples(data, self.program)
         # built now so bad data raises here, where the caller can show it, not in the panel
         first = [self.trainer(table, lr=lr, tol=tol, max_iter=max_iter, init=init, seed=seed)]
 
@@ -245,7 +258,7 @@ class TenFlangModel:
         ``inputs``: a dict of arrays, a list of dicts, a DataFrame, a file path, or one
         example as a dict of numbers. Displays as a table; it is a list of dicts.
         """
-        table = as_examples(inputs)
+        table = as_examples(inputs, self.program)
         return Evaluation(api.evaluate(self.program, table, self.weights), table)
 
     def _examples(self, example: Any) -> VectorTable:
@@ -262,7 +275,7 @@ class TenFlangModel:
                     f"example {int(example)} is out of range: the training data has {n}",
                     file=self.program.file)
             return from_records([self.data.vector(int(example))], "<example>")
-        return as_examples(example)
+        return as_examples(example, self.program)
 
     def _data_names(self, program: Program) -> list[str]:
         return [n for n in program.names(*GIVEN_KINDS) if n not in self.weights]
@@ -304,7 +317,7 @@ class TenFlangModel:
         has_adjoint = {v for v in self.graph.nodes
                        if self.loss is not None
                        and adjoint_name(self.loss, v) in self._known_adjoints()}
-        shown = {v: (fmt_value(val, 4), fmt_value(grad, 4) if v in has_adjoint else None)
+        shown = {v: (fmt_short(val), fmt_short(grad) if v in has_adjoint else None)
                  for v, (val, grad) in values.items()}
         where = f"training example {example or 0}" if isinstance(example, int | None) else ""
         return views.values_view(self, shown, table, where)

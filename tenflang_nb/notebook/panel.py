@@ -37,7 +37,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import ipywidgets as widgets
 import numpy as np
@@ -51,7 +51,8 @@ __all__ = ["CHUNK_SECONDS", "PARAMETERS", "REDRAW_SECONDS", "STATES", "Parameter
 
 logger = logging.getLogger(__name__)
 
-STATES = ("idle", "running", "stopped", "done")
+State = Literal["idle", "running", "stopped", "done"]
+STATES: tuple[State, ...] = ("idle", "running", "stopped", "done")
 # Steps per chunk are sized by time, not count: one step costs microseconds for the seed
 # example and seconds for a big tensor program, and what matters is how long the kernel is
 # deaf to widget events between yields.
@@ -150,6 +151,8 @@ class Parameter:
         raise ValueError(f"unknown widget kind {self.widget!r} for parameter {self.name!r}")
 
 
+# The panel's settings, in display order: the panel builds its controls from this list and the
+# %%tenflang magic its --lr / --tol / --max-iter options (Parameter.option, .parse, .help).
 PARAMETERS: tuple[Parameter, ...] = (
     Parameter("lr", "learning rate", "FloatLogSlider", 1e-4, 10.0, DEFAULT_LR,
               "step size: each update is w <- w - lr * grad"),
@@ -191,8 +194,9 @@ class TrainingPanel:
     """Train a GCP by gradient descent from a widget panel (see the module docstring).
 
     ``make_trainer(lr, tol, max_iter)`` builds the :class:`GradientDescent`; it is called once
-    (again only if it failed). ``on_finish(trainer)`` is called whenever a run ends: done,
-    stopped, or stopped by an error (then :attr:`error` is set). Display the panel (it shows
+    (again only if it failed). ``on_finish(trainer)`` is called whenever a run ends by
+    finishing or by Stop, not after an error (then :attr:`error` is set and the state is
+    ``"stopped"``) nor on Reset. Display the panel (it shows
     :attr:`widget`, with a static HTML snapshot for frontends without widgets). For a saved
     notebook to hold one stable output (nbval), call :meth:`run_sync` *before* displaying.
 
@@ -206,6 +210,9 @@ class TrainingPanel:
     (50, 'done')
     >>> panel.status
     'iteration 50/50 · loss 0.0351 · |grad| 0.0839 · reached max iterations'
+    >>> panel.reset()
+    >>> panel.state, panel.trainer.iterations, panel.stop_button.disabled
+    ('idle', 0, True)
     """
 
     chunk_seconds: float = CHUNK_SECONDS
@@ -218,7 +225,7 @@ class TrainingPanel:
         self._make_trainer = make_trainer
         self.live = live
         self.on_finish = on_finish
-        self.state: str = "idle"
+        self.state: State = "idle"
         self.trainer: GradientDescent | None = None
         self.error: BaseException | None = None
         self.redraws = 0  # how many times the curve was rendered (tests check the throttle)
@@ -495,11 +502,18 @@ class TrainingPanel:
         self._refresh(draw=draw)
         return token
 
-    def _end(self, state: str) -> None:
+    def _end(self, state: State, notify: bool = True) -> None:
         self.state = state
+        # Say what Train will do next, since it differs after Stop and after the end.
+        if state == "done":
+            self._note = "finished: Train starts over from the initial weights"
+        elif self.error is None and self.trainer is not None:
+            self._note = (f"stopped: Train continues from iteration {self.trainer.iterations} "
+                          "with the current settings")
         self._refresh(draw=True)
         self._publish()
-        self._notify()
+        if notify:
+            self._notify()
 
     def _fail(self, err: BaseException) -> None:
         self._token = None
@@ -511,7 +525,9 @@ class TrainingPanel:
         self._note = "press Train to start over from the initial weights"
         if isinstance(err, TenFlangError) and self.trainer and self.trainer.iterations:
             self._note += " (with a smaller learning rate?)"
-        self._end("stopped")
+        # No on_finish: the weights that led to the error (often overflowing) are no result
+        # to hand on; they stay readable on self.trainer.
+        self._end("stopped", notify=False)
 
     def _notify(self) -> None:
         if self.on_finish is None or self.trainer is None:

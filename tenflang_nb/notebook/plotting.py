@@ -95,7 +95,7 @@ def _render(history: Sequence[Record], log_scale: bool, width: float, height: fl
         ax.text(0.5, 0.5, "not trained yet", ha="center", va="center", transform=ax.transAxes,
                 color="0.5")
     ax.set_ylabel(ylabel)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
     ax.grid(True, which="major", alpha=0.3)
     buffer = io.BytesIO()
     # No "Software" stamp: the bytes then depend only on the curve, not on the install.

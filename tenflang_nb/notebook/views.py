@@ -81,9 +81,10 @@ def program_view(model: TenFlangModel, which: Sequence[str], *, full: bool = Fal
         if model.compiled is not None:
             gcp = model.compiled_full if full else model.compiled
             other = len((model.compiled if full else model.compiled_full).lines)
-        parts.append(side_by_side(model.source, model.program, gcp, other, _gcp_note(model)))
+        parts.append(side_by_side(model.source, model.program, gcp, other, _gcp_note(model),
+                                  model.name))
     if "expanded" in which:
-        parts.append(listing_expanded(model.program))
+        parts.append(listing_expanded(model.program, model.name))
     if "values" in which:
         parts.append(_values_part(model, example))
     plain = f"<TenFlang views of '{model.name}': {', '.join(which) or 'none'}>"

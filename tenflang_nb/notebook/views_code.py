@@ -24,7 +24,11 @@ from ..core.syntax import Declare, Define
 from ..lexer import TenFlangLexer
 from .views_html import attrs, esc
 
-__all__ = ["highlight_lines", "listing_expanded", "side_by_side", "source_lines"]
+__all__ = ["MAX_LISTED", "highlight_lines", "listing_expanded", "side_by_side", "source_lines"]
+
+# Lines listed per program. Beyond this a listing is megabytes of HTML in the notebook file
+# and nobody scrolls it: the rest is one attribute away (model.gcp, model.program.text()).
+MAX_LISTED = 2500
 
 
 @cache
@@ -37,8 +41,9 @@ def _tools() -> tuple[TenFlangLexer, HtmlFormatter]:
 def highlight_lines(lines: list[str]) -> list[str]:
     """Each line as highlighted HTML with inline styles (renders without any stylesheet).
 
-    >>> highlight_lines(["define z = mul x w"])[0].count("<span")
-    5
+    >>> highlight_lines(["define z = mul x w"])[0][:40]
+    '<span style="color: #008000; font-weight'
+
     """
     if not lines:
         return []
@@ -69,38 +74,47 @@ def names_by_line(program: Program) -> dict[int, list[str]]:
     return found
 
 
-def _shape_listing(source: str, program: Program) -> str:
+def _more(total: int, where: str) -> str:
+    if total <= MAX_LISTED:
+        return ""
+    return (f'<div class="tf-note tf-more">… {total - MAX_LISTED} more lines not listed '
+            f"(all {total}: <code>{esc(where)}</code>).</div>")
+
+
+def _shape_listing(source: str, program: Program, name: str) -> str:
     lines = source_lines(source)
     nodes = names_by_line(program)
+    total, lines = len(lines), lines[:MAX_LISTED]
     rows = []
     for number, code in enumerate(highlight_lines(lines), 1):
         names = nodes.get(number)
         tags = attrs(cls="tf-line tf-shape-line", data_tf_line=number,
                      data_tf_nodes=" ".join(names) if names else None)
         rows.append(f'<div{tags}><span class="tf-ln">{number}</span><span>{code}</span></div>')
-    return "".join(rows)
+    return "".join(rows) + _more(total, f"{name}.source")
 
 
-def _gcp_listing(gcp: Gcp) -> str:
-    texts = [str(line.statement) for line in gcp.lines]
+def _gcp_listing(gcp: Gcp, name: str) -> str:
+    listed = gcp.lines[:MAX_LISTED]
+    texts = [str(line.statement) for line in listed]
     rows = []
-    for number, (line, code) in enumerate(zip(gcp.lines, highlight_lines(texts), strict=True), 1):
+    for number, (line, code) in enumerate(zip(listed, highlight_lines(texts), strict=True), 1):
         title = f"from line {line.origin}" if line.origin else "header"
         tags = attrs(cls="tf-line tf-gcp-line", data_tf_line=line.origin,
                      data_tf_gcp_line=number, data_tf_section=line.section, title=title)
         rows.append(f'<div{tags}><span class="tf-ln">{number}</span><span>{code}</span></div>')
-    return "".join(rows)
+    return "".join(rows) + _more(len(gcp.lines), f"{name}.gcp_full" if gcp.full else f"{name}.gcp")
 
 
 def side_by_side(source: str, program: Program, gcp: Gcp | None, other_count: int | None,
-                 gcp_note: str = "") -> str:
+                 gcp_note: str = "", name: str = "model") -> str:
     """The shape program (left) and its GCP (right), line counts of both GCP flavours.
 
     ``other_count`` is the line count of the GCP flavour not shown (pruned <-> full).
     """
+    listing = _shape_listing(source, program, name)
     shape = (f'<div class="tf-col"><h4>Shape program ({len(source_lines(source))} lines)</h4>'
-             f'<div class="tf-scroll tf-code tf-shape">{_shape_listing(source, program)}</div>'
-             "</div>")
+             f'<div class="tf-scroll tf-code tf-shape">{listing}</div></div>')
     if gcp is None:
         right = f'<div class="tf-col"><h4>Gradient Computing Program</h4>{gcp_note}</div>'
         return f'<div class="tf-row tf-sbs">{shape}{right}</div>'
@@ -109,14 +123,15 @@ def side_by_side(source: str, program: Program, gcp: Gcp | None, other_count: in
     if other_count is not None:
         counts += f" · {other_count} lines {other}"
     tags = attrs(cls="tf-counts", data_tf_gcp_lines=len(gcp.lines), data_tf_gcp_other=other_count)
-    right = (f'<div class="tf-col"><h4>Gradient Computing Program <span{tags}>({counts})</span></h4>'
-             f'<div class="tf-scroll tf-code tf-gcp">{_gcp_listing(gcp)}</div>{gcp_note}</div>')
+    listing = _gcp_listing(gcp, name)
+    right = (f'<div class="tf-col"><h4>Gradient Computing Program <span{tags}>({counts})</span>'
+             f'</h4><div class="tf-scroll tf-code tf-gcp">{listing}</div>{gcp_note}</div>')
     return f'<div class="tf-row tf-sbs">{shape}{right}</div>'
 
 
-def listing_expanded(program: Program) -> str:
+def listing_expanded(program: Program, name: str = "model") -> str:
     """The program after expanding vectors and macros, each line tagged with its user line."""
-    statements = program.statements
+    statements = program.statements[:MAX_LISTED]
     texts = [str(s) for s in statements]
     rows = []
     for number, (s, code) in enumerate(zip(statements, highlight_lines(texts), strict=True), 1):
@@ -129,6 +144,8 @@ def listing_expanded(program: Program) -> str:
     note = "" if program.expanded else (
         '<div class="tf-note">This program uses no vectors or macros: the expansion is the '
         "program itself.</div>")
-    return (f'<div class="tf-expanded"><h4>Expanded program ({len(statements)} statements; '
+    total = len(program.statements)
+    return (f'<div class="tf-expanded"><h4>Expanded program ({total} statements; '
             f"←N: the line you wrote)</h4>{note}"
-            f'<div class="tf-scroll tf-code">{"".join(rows)}</div></div>')
+            f'<div class="tf-scroll tf-code">{"".join(rows)}</div>'
+            f'{_more(total, f"{name}.program.text()")}</div>')

@@ -38,7 +38,7 @@ def diagnostic_html(d: Diagnostic, lines: Sequence[str] | None = None) -> str:
         for n in range(first, last + 1):
             text = d.source if n == d.line or lines is None else lines[n - 1]
             text = text.expandtabs(1)  # as the core does: columns stay valid
-            mark = ">" if n == d.line else " "
+            mark = "&gt;" if n == d.line else " "
             css = ' class="tf-bad"' if n == d.line else ""
             rows.append(f'<span{css} data-tf-line="{n}">{mark} {n:>{width}} | {esc(text)}</span>')
             if n == d.line:

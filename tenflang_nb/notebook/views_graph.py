@@ -8,8 +8,8 @@ boxed together (a Graphviz cluster), and collapsed into one node beyond ``COLLAP
 >>> from tenflang_nb.core.graph import SEED_EXAMPLE, DataFlowGraph
 >>> p = parse(SEED_EXAMPLE)
 >>> layout = layout_graph(p, DataFlowGraph(p), "tfnbdoc")
->>> [n.names[0] for n in layout.nodes][:3], len(layout.edges)
-(['x', 'y', 'w'], 6)
+>>> [n.names for n in layout.nodes][:3], len(layout.edges)
+([['x'], ['y'], ['w']], 7)
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 from ..core.graph import DataFlowGraph
 from ..core.ops import Const, fmt_shape
 from ..core.program import Program
+from ..core.syntax import GIVEN_KINDS
 from .views_html import attrs, esc
 
 __all__ = [
@@ -83,7 +84,8 @@ class GraphLayout:
             "id": f"{self.prefix}_graph", "fontname": "Helvetica", "fontsize": "10"})
         g.attr("node", fontname="Helvetica", fontsize="11", style="filled",
                margin="0.08,0.04", height="0.3")
-        g.attr("edge", fontname="Helvetica", color="#6b7280", arrowsize="0.6", fontsize="9", fontcolor="#6b7280")
+        g.attr("edge", fontname="Helvetica", color="#6b7280", arrowsize="0.6", fontsize="9",
+               fontcolor="#6b7280")
         by_key = {n.key: n for n in self.nodes}
         in_cluster = {k for keys in self.clusters.values() for k in keys}
         for i, (base, keys) in enumerate(self.clusters.items()):
@@ -114,7 +116,7 @@ def _op_text(program: Program, name: str) -> str:
     d = program.defs.get(name)
     if d is None:
         kind = program.kind(name)
-        if kind in ("input", "exp_output", "weight"):
+        if kind in GIVEN_KINDS:
             return kind
         return f"{kind} (never defined)"
     if d.op is not None:
@@ -286,6 +288,9 @@ def render_svg(layout: GraphLayout) -> str:
         return m.group(0) + extra.get(m.group(1), "")
 
     svg = re.sub(rf'<g id="({re.escape(layout.prefix)}_[nc][0-9]+)"', tag, svg)
+    # Graphviz titles are our internal ids; a browser would show them as tooltips over the
+    # real ones (the nodes' definitions)
+    svg = re.sub(r"<title>[^<]*</title>\n?", "", svg)
     return svg.replace("<svg ", '<svg class="tf-svg" ', 1)
 
 
@@ -358,4 +363,5 @@ def graph_html(program: Program, graph: DataFlowGraph, prefix: str, *,
                 f'<div class="tf-row"><div class="tf-col-narrow">{order}</div>'
                 f'<div class="tf-col">{_edges_list(program, graph)}</div></div></div>')
     title = f"<h4>{esc(caption)}</h4>" if caption else "<h4>Data-flow graph</h4>"
-    return f'<div class="tf-graph-view">{title}{legend}{notes}<div class="tf-graph">{svg}</div></div>'
+    return (f'<div class="tf-graph-view">{title}{legend}{notes}'
+            f'<div class="tf-graph">{svg}</div></div>')

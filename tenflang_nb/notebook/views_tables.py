@@ -13,7 +13,7 @@ import numpy as np
 
 from .views_html import esc
 
-__all__ = ["fmt_value", "table_html"]
+__all__ = ["fmt_short", "fmt_value", "table_html"]
 
 
 def fmt_value(value: Any, digits: int = 6) -> str:
@@ -31,6 +31,22 @@ def fmt_value(value: Any, digits: int = 6) -> str:
                            separator=", ", suppress_small=True,
                            formatter={"float_kind": lambda x: f"{x:.{max(2, digits - 2)}g}"})
     return " ".join(text.split())
+
+
+def fmt_short(value: Any, digits: int = 4) -> str:
+    """Like :func:`fmt_value`, but a tensor of more than 4 entries shows its first 3 only
+    (graph labels must stay small; the shape is in the label already).
+
+    >>> fmt_short(np.arange(10.0))
+    '[0, 1, 2, …]'
+    """
+    if value is None:
+        return "null"
+    array = np.asarray(value, dtype=float)
+    if array.size <= 4:
+        return fmt_value(array, digits)
+    head = ", ".join(f"{x:.{digits - 1}g}" for x in array.ravel()[:3])
+    return f"[{head}, …]"
 
 
 def table_html(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, *,

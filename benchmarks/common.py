@@ -1,0 +1,72 @@
+"""Shared helpers of the benchmark scripts: one BLAS thread for everyone, timing, tables.
+
+Every contender runs in the same process under ``threadpool_limits(1)`` (which caps
+OpenBLAS/MKL/OpenMP pools that numpy and PyTorch have loaded) and, for PyTorch, also
+``torch.set_num_threads(1)``: a comparison is only fair when no one gets a second core.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+
+def torch_or_none() -> Any:
+    """PyTorch, single-threaded, or None when it is not installed (it is optional)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # only settable before any parallel work has started
+        pass
+    return torch
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
+def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
+    """Best wall time of ``repeat`` calls (the least disturbed by other processes) and the
+    last call's result."""
+    best = float("inf")
+    result = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
+
+
+def machine() -> str:
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, numpy {np.__version__}")
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = "  ".join("-" * w for w in widths)
+    out = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)), line]
+    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(out)
+
+
+def seconds(t: float) -> str:
+    if t >= 100:
+        return f"{t:.0f} s"
+    if t >= 1:
+        return f"{t:.2f} s"
+    return f"{t * 1e3:.2f} ms"

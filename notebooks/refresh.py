@@ -1,0 +1,57 @@
+"""Re-execute the tutorials and store clean, small outputs (run it after editing one).
+
+    .venv/bin/python notebooks/refresh.py                 # every notebook
+    .venv/bin/python notebooks/refresh.py 02_backprop_by_hand.ipynb
+
+Each notebook runs top to bottom in a fresh kernel (in this folder, as Jupyter would run it).
+Then what should not be committed is removed: the widget state (``metadata.widgets``), the
+widget views in outputs (without their state they would show "model not found"; what remains
+is each panel's static HTML snapshot), and nbclient's per-cell timings. Then check it with
+``pytest tests/test_notebooks_clean.py`` and nbval (see scripts/test).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def clean(nb: dict) -> dict:
+    """Drop widget state and views, and execution timings, from a notebook (in place)."""
+    nb["metadata"].pop("widgets", None)
+    for cell in nb["cells"]:
+        cell["metadata"].pop("execution", None)
+        for output in cell.get("outputs", []):
+            output.get("data", {}).pop(WIDGET_VIEW, None)
+            output.get("metadata", {}).pop(WIDGET_VIEW, None)
+    return nb
+
+
+def refresh(path: Path, timeout: int = 300) -> float:
+    """Execute ``path`` in place and clean it; returns the seconds it took."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    elapsed = time.perf_counter() - started
+    nbformat.write(clean(nb), path)
+    return elapsed
+
+
+def main(argv: list[str]) -> int:
+    names = argv or sorted(p.name for p in HERE.glob("[0-9]*.ipynb"))
+    for name in names:
+        seconds = refresh(HERE / name)
+        print(f"{name}: executed in {seconds:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
