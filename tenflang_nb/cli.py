@@ -190,8 +190,12 @@ def _weightcalc(argv: list[str] | None) -> int:
             _write_log(args.log, trainer)
     last = trainer.history[-1]
     if not args.quiet:
-        state = (f"converged after {trainer.iterations} iterations" if trainer.converged else
-                 f"warning: stopped by --max-iter {args.max_iter} before converging")
+        if trainer.converged:
+            state = f"converged after {trainer.iterations} iterations"
+        elif args.tol == 0:
+            state = f"ran {trainer.iterations} iterations (--tol 0: no convergence test)"
+        else:
+            state = f"warning: stopped by --max-iter {args.max_iter} before converging"
         print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss!r}, "
               f"|grad| {last.grad_norm:.3g} (tol {args.tol})", file=sys.stderr)
     _emit(format_vector(trainer.weights) + "\n", args.output)

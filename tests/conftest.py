@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,3 +71,21 @@ def cli() -> Runner:
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
     return run
+
+
+@dataclass(frozen=True)
+class Call:
+    """One command line to run in ``cwd``."""
+
+    command: str
+    args: tuple[str, ...]
+    cwd: Path
+    env: tuple[tuple[str, str], ...] = ()
+
+
+def run_calls(cli: Runner, calls: Sequence[Call]) -> list[Result]:
+    """Run many commands, a few at a time (each is mostly Python's and numpy's start-up)."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = [pool.submit(cli, c.command, *c.args, cwd=c.cwd, env=dict(c.env))
+                   for c in calls]
+        return [f.result() for f in futures]

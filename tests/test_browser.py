@@ -173,6 +173,10 @@ def test_tour_notebook_in_jupyterlab(lab: tuple[LabServer, str], page: Page) -> 
     _wait_for(lambda: _iteration(_status(panel)) > stopped_at, 10, "iterations to advance")
     assert "running" in _status(panel)
     time.sleep(1.0)
+    # the live cell from its first line, with the panel below it, as the student sees it
+    cell = page.locator(".jp-Notebook .jp-CodeCell").filter(has=_button(page, "Stop")).last
+    cell.evaluate("element => element.scrollIntoView({block: 'start'})")
+    time.sleep(0.3)
     ARTIFACTS.mkdir(exist_ok=True)
     shot_live = ARTIFACTS / "browser_tour_live_panel.png"
     page.screenshot(path=str(shot_live))
@@ -188,7 +192,9 @@ def test_tour_notebook_in_jupyterlab(lab: tuple[LabServer, str], page: Page) -> 
     assert not errors, f"cells produced errors: {errors}"
 
     # what a student sees first: the graph and the GCP of phase 1
-    page.locator("svg.tf-svg").first.scroll_into_view_if_needed()
+    page.locator(".jp-Notebook .jp-CodeCell").filter(has=page.locator("svg.tf-svg")).first \
+        .evaluate("element => element.scrollIntoView({block: 'start'})")
+    time.sleep(0.3)
     shot_graph = ARTIFACTS / "browser_tour_graph.png"
     page.screenshot(path=str(shot_graph))
     print(f"\n{n_cells} code cells ran in {executed:.1f} s; live run stopped at iteration "

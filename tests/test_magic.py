@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing import globalipapp
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 from tenflang_nb.core.api import compile, evaluate, parse, train
@@ -23,18 +23,19 @@ BAD = SEED_EXAMPLE.replace("define o = logistic z", "define o = logistik z")
 DATA = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
 
 
-def get_ipython() -> Any:
-    # looked up on the module each time: the first call rebinds it to the shell's own
-    return globalipapp.get_ipython()
+@pytest.fixture
+def shell() -> Iterator[Any]:
+    """A fresh shell per test, cleared after it: a shell left behind makes IPython's
+    get_ipython() non-None for every later test (the panel then never trains live)."""
+    instance = InteractiveShell.instance()
+    yield instance
+    InteractiveShell.clear_instance()
 
 
 @pytest.fixture
-def ip() -> Iterator[Any]:
-    shell = get_ipython()
+def ip(shell: Any) -> Iterator[Any]:
     shell.run_line_magic("load_ext", "tenflang_nb")
     yield shell
-    for name in ("net", "other", "data", "model"):
-        shell.user_ns.pop(name, None)
     shell.run_line_magic("unload_ext", "tenflang_nb")
 
 
@@ -55,8 +56,7 @@ def html(cap: CapturedIO) -> str:
 
 # ------------------------------------------------------------------------------ the extension
 
-def test_load_and_unload_the_extension() -> None:
-    shell = get_ipython()
+def test_load_and_unload_the_extension(shell: Any) -> None:
     shell.run_line_magic("load_ext", "tenflang_nb")
     assert "tenflang" in shell.magics_manager.magics["cell"]
     shell.run_line_magic("unload_ext", "tenflang_nb")

@@ -41,7 +41,7 @@ declare intvar d/lambda/d/logp [10]
 define d/lambda/d/logp = mul d/lambda/d/ylogp d/ylogp/d/logp
 # line 24: define logits = add a2 b2
 declare intvar d/lambda/d/logits:0 [10]
-define d/lambda/d/logits:0 = softmax logits
+define d/lambda/d/logits:0 = exp logp
 declare intvar d/lambda/d/logits:1
 define d/lambda/d/logits:1 = sum d/lambda/d/logp
 declare intvar d/lambda/d/logits:2 [10]

@@ -24,6 +24,8 @@ def as_table(data: Any, file: str = "<data>") -> VectorTable:
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
         return from_columns({str(c): np.asarray(data[c]) for c in data.columns}, file)
     if isinstance(data, Mapping):
+        if all(v is None or np.ndim(v) == 0 for v in data.values()):
+            return from_records([data], file)  # one example given as {name: number}
         return from_columns(data, file)
     if isinstance(data, Sequence) and not isinstance(data, str | bytes):
         return from_records(list(data), file)

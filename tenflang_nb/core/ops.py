@@ -234,25 +234,55 @@ def _mean_kernel(spec: KernelSpec) -> Kernel:
     return lambda a, out=None: np.mean(a, axis=axes, out=out)
 
 
-def _logsumexp(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    m = np.max(a, axis=-1, keepdims=True)
-    r = np.log(np.sum(np.exp(a - m), axis=-1)) + m[..., 0]
+def _last_axis_kernel(body: Callable[..., np.ndarray]) -> Callable[[KernelSpec], Kernel]:
+    """A kernel over the last axis that keeps its scratch arrays between runs (no churn)."""
+
+    def factory(spec: KernelSpec) -> Kernel:
+        scratch: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+
+        def kernel(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            pair = scratch.get(a.shape)
+            if pair is None:
+                pair = scratch[a.shape] = (np.empty(a.shape), np.empty((*a.shape[:-1], 1)))
+            return body(a, pair[0], pair[1], out)
+
+        return kernel
+
+    return factory
+
+
+def _shifted_exp(a: np.ndarray, e: np.ndarray, s: np.ndarray) -> None:
+    # subtracting the row maximum first: e^(a - max) never overflows
+    np.max(a, axis=-1, keepdims=True, out=s)
+    np.subtract(a, s, out=e)
+    np.exp(e, out=e)
+    np.sum(e, axis=-1, keepdims=True, out=s)
+
+
+def _logsumexp(a: np.ndarray, e: np.ndarray, s: np.ndarray, out: np.ndarray | None
+               ) -> np.ndarray:
+    m = np.max(a, axis=-1)
+    _shifted_exp(a, e, s)
+    r = np.log(s[..., 0]) + m
     if out is None:
         return r
     out[...] = r
     return out
 
 
-def _softmax(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    e = np.exp(a - np.max(a, axis=-1, keepdims=True))
-    return np.divide(e, np.sum(e, axis=-1, keepdims=True), out=out)
+def _softmax(a: np.ndarray, e: np.ndarray, s: np.ndarray, out: np.ndarray | None
+             ) -> np.ndarray:
+    _shifted_exp(a, e, s)
+    return np.divide(e, s, out=out)
 
 
-def _logsoftmax(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    shifted = a - np.max(a, axis=-1, keepdims=True)
-    return np.subtract(
-        shifted, np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True)), out=out
-    )
+def _logsoftmax(a: np.ndarray, e: np.ndarray, s: np.ndarray, out: np.ndarray | None
+                ) -> np.ndarray:
+    m = np.max(a, axis=-1, keepdims=True)
+    _shifted_exp(a, e, s)
+    np.log(s, out=s)
+    s += m
+    return np.subtract(a, s, out=out)
 
 
 def _promote(shape: Shape, side: str) -> Shape:
@@ -416,14 +446,16 @@ OPS_LIST: list[Op] = [
        vjp=(lambda e, g, a, v: e("div", e("expand", g, a), Const.of(_size(e.shape(a)))),),
        elementwise=False),
     Op("logsumexp", 1, "log of the sum of exponentials of a vector (a scalar)",
-       "ln sum_i e^a_i", _vector_to_scalar, _ufunc(_logsumexp),
+       "ln sum_i e^a_i", _vector_to_scalar, _last_axis_kernel(_logsumexp),
        vjp=(lambda e, g, a, v: e("mul", g, e("softmax", a)),), elementwise=False),
-    Op("softmax", 1, "softmax of a vector", "e^a_i / sum_j e^a_j", _vector, _ufunc(_softmax),
+    Op("softmax", 1, "softmax of a vector", "e^a_i / sum_j e^a_j", _vector,
+       _last_axis_kernel(_softmax),
        vjp=(lambda e, g, a, v: e("mul", v, e("sub", g, e("sum", e("mul", g, v)))),),
        elementwise=False),
     Op("logsoftmax", 1, "log of the softmax of a vector", "a_i - ln sum_j e^a_j", _vector,
-       _ufunc(_logsoftmax),
-       vjp=(lambda e, g, a, v: e("sub", g, e("mul", e("softmax", a), e("sum", g))),),
+       _last_axis_kernel(_logsoftmax),
+       # softmax(a) = e^v: cheaper than recomputing the softmax from a
+       vjp=(lambda e, g, a, v: e("sub", g, e("mul", e("exp", v), e("sum", g))),),
        elementwise=False),
     Op("outer", 2, "outer product of two vectors (or scalars)", "a_i * b_j", _outer_shape,
        _outer_kernel,

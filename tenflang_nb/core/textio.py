@@ -86,6 +86,14 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     except OSError as exc:
         raise TenFlangError.at(f"cannot write: {exc.strerror}", file=str(target)) from None
     try:
+        # mkstemp makes the file private (0600); give it the mode a plain open() would
+        try:
+            mode = os.stat(target).st_mode & 0o777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
         os.replace(tmp, target)

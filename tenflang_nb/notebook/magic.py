@@ -1,12 +1,12 @@
 """``%%tenflang NAME [options]``: check a shape program, bind it to NAME, show its views.
 
->>> from IPython.testing import globalipapp
->>> ip = globalipapp.get_ipython(); load(ip)
+>>> from IPython.core.interactiveshell import InteractiveShell
+>>> ip = InteractiveShell.instance(); load(ip)
 >>> ip.run_cell_magic("tenflang", "sq --show none",
 ...                   "declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n")
 >>> ip.user_ns["sq"]
 <TenFlang model 'sq': 2 variables, 1 weight>
->>> unload(ip)
+>>> unload(ip); InteractiveShell.clear_instance()
 """
 
 from __future__ import annotations

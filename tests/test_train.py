@@ -1,0 +1,259 @@
+"""The weight-calculation phase: gradient descent over a GCP, as the seed's pseudocode has it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import program_text
+from helpers_fd import fd_gradient, loss_of
+
+from tenflang_nb.core import api, train
+from tenflang_nb.core.errors import ComputeError, TenFlangError
+from tenflang_nb.core.program import parse
+
+V0_SHAPE = program_text(
+    "declare input x", "declare weight w", "declare exp_output y", "declare output o",
+    "declare intvar neg_y", "declare intvar diff", "declare loss lambda",
+    "define o  =  mul  x  w", "define neg_y  =  mul  -1  y", "define diff  =  add  o  neg_y",
+    "define lambda  =  mul  diff  diff")
+V0_DATA = {"x": [1.0, 2.0, -3.0], "y": [4.0, 7.0, -13.0]}  # GD0's test_calculate_weights
+V0_OPTIMUM = 57 / 14  # sum(x y) / sum(x^2)
+
+
+def logistic(z: float) -> float:
+    return 1 / (1 + math.exp(-z))
+
+
+def logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+def v0_gcp() -> api.Gcp:
+    return api.compile(parse(V0_SHAPE, "v0.tf"))
+
+
+# ------------------------------------------------------------------------ defaults
+
+
+def test_defaults_are_the_originals() -> None:
+    assert (train.DEFAULT_LR, train.DEFAULT_TOL, train.DEFAULT_MAX_ITER) == (0.1, 0.0005, 1000)
+    trainer = api.trainer(v0_gcp(), V0_DATA)
+    assert (trainer.lr, trainer.tol, trainer.max_iter) == (0.1, 0.0005, 1000)
+    assert trainer.weights == {"w": 0.0}  # the original's initial guess: zeros
+
+
+def test_initial_weights() -> None:
+    shapes = {"s": (), "v": (3,), "M": (4, 2)}
+    auto = train.initial_weights(shapes)
+    assert auto["s"] == 0.0 and not np.any(auto["v"])
+    assert np.shape(auto["M"]) == (4, 2) and np.all(auto["M"] != 0)  # matrices break symmetry
+    zeros = train.initial_weights(shapes, "zeros")
+    assert zeros["s"] == 0.0 and not np.any(zeros["M"])
+    normal = train.initial_weights(shapes, "normal", seed=3)
+    again = train.initial_weights(shapes, "normal", seed=3)
+    np.testing.assert_array_equal(normal["M"], again["M"])
+    assert normal["s"] != 0.0
+    with pytest.raises(TenFlangError, match="unknown init"):
+        train.initial_weights(shapes, "ones")
+
+
+# ------------------------------------------------------------------------ the update rule
+
+
+def test_first_steps_by_hand() -> None:
+    # w0 = 0: mean loss (16 + 49 + 169) / 3 = 78, mean gradient 2/3 sum x(xw - y) = -38
+    trainer = api.trainer(v0_gcp(), V0_DATA)
+    r0 = trainer.step()
+    assert (r0.iteration, r0.loss, r0.grad_norm) == (0, 78.0, 38.0)
+    assert trainer.weights["w"] == pytest.approx(3.8, rel=1e-15)  # 0 - 0.1 * -38
+    r1 = trainer.step()
+    g1 = 2 / 3 * sum(x * (x * 3.8 - y) for x, y in zip(*V0_DATA.values(), strict=True))
+    assert r1.grad_norm == pytest.approx(abs(g1), rel=1e-13)
+    assert trainer.weights["w"] == pytest.approx(3.8 - 0.1 * g1, rel=1e-13)
+
+
+def test_v0_linear_converges_to_the_least_squares_weight() -> None:
+    result = api.train(v0_gcp(), V0_DATA)
+    assert result.converged
+    # |grad| = 28/3 |w - 57/14| <= tol at the stop
+    assert abs(result.weights["w"] - V0_OPTIMUM) <= 0.0005 / (28 / 3) + 1e-12
+    assert result.history[-1].grad_norm <= 0.0005
+    assert all(r.grad_norm > 0.0005 for r in result.history[:-1])
+    losses = [r.loss for r in result.history]
+    assert losses == sorted(losses, reverse=True)  # a convex problem, a small enough step
+    best = np.mean([(x * V0_OPTIMUM - y) ** 2 for x, y in zip(*V0_DATA.values(), strict=True)])
+    assert result.loss == pytest.approx(best, rel=1e-8)
+
+
+def test_max_iter_bounds_the_updates() -> None:
+    trainer = api.trainer(v0_gcp(), V0_DATA, lr=0.001, max_iter=7)
+    result = trainer.run()
+    assert not result.converged
+    assert result.iterations == 7 and len(result.history) == 8
+    assert [r.iteration for r in result.history] == list(range(8))
+    nothing = api.train(v0_gcp(), V0_DATA, max_iter=0)
+    assert nothing.weights == {"w": 0.0} and len(nothing.history) == 1
+
+
+def test_zero_learning_rate_never_moves() -> None:
+    result = api.train(v0_gcp(), V0_DATA, lr=0.0, max_iter=3)
+    assert result.weights == {"w": 0.0}
+    assert [r.loss for r in result.history] == [78.0] * 4
+
+
+def test_weights_reproduce_the_last_record_exactly() -> None:
+    # the returned weights are those of the last evaluation, not one step further
+    shape = parse(V0_SHAPE)
+    for options in ({}, {"max_iter": 3}):
+        result = api.train(api.compile(shape), V0_DATA, **options)
+        rows = [{"x": x, "y": y} for x, y in zip(*V0_DATA.values(), strict=True)]
+        evaluated = api.evaluate(shape, rows, result.weights)
+        mean = sum(r["lambda"] for r in evaluated) / len(evaluated)
+        assert mean == pytest.approx(result.history[-1].loss, rel=1e-15)
+
+
+def test_callback_can_stop_and_reset_starts_again() -> None:
+    trainer = api.trainer(v0_gcp(), V0_DATA)
+    result = trainer.run(lambda t, record: record.iteration >= 2)
+    assert len(result.history) == 3 and not result.converged
+    trainer.reset()
+    assert trainer.weights == {"w": 0.0} and trainer.history == []
+    assert trainer.step().loss == 78.0
+
+
+def test_step_after_the_end_is_refused() -> None:
+    trainer = api.trainer(v0_gcp(), V0_DATA, max_iter=0)
+    trainer.run()
+    with pytest.raises(RuntimeError):
+        trainer.step()
+
+
+@pytest.mark.parametrize(("option", "value"), [("lr", -0.1), ("tol", -1.0), ("lr", math.nan),
+                                                ("tol", math.inf), ("max_iter", -1)])
+def test_bad_options(option: str, value: float) -> None:
+    with pytest.raises(TenFlangError):
+        api.trainer(v0_gcp(), V0_DATA, **{option: value})
+
+
+# ------------------------------------------------------------------------ the small net
+
+
+def _small_net_data(seed: int = 0) -> dict[str, np.ndarray]:
+    # TGD: inputs a=1, b=2, c=3; 10 noisy samples of m, n, p near logistic(0.4, 0.4, 0.3)
+    rng = np.random.default_rng(seed)
+    n = 10
+    return {"a": np.ones(n), "b": np.full(n, 2.0), "c": np.full(n, 3.0),
+            "m": logistic(0.4) + rng.uniform(-0.01, 0.01, n),
+            "n": logistic(0.4) + rng.uniform(-0.01, 0.01, n),
+            "p": logistic(0.3) + rng.uniform(-0.01, 0.01, n)}
+
+
+def test_small_net_finds_the_originals_weights(original_dir: Path) -> None:
+    shape = parse((original_dir / "small_net_three_logistic_shape.tf").read_text())
+    data = _small_net_data()
+    result = api.train(api.compile(shape), data)  # the original's settings
+    assert result.converged
+    for w, target in (("f", 0.4), ("g", 0.2), ("h", 0.1)):
+        assert abs(result.weights[w] - target) <= 0.03, (w, result.weights)
+    # trained hard, each weight reaches its own optimum logistic(input * w) = mean(target)
+    tight = api.train(api.compile(shape), data, lr=1.0, tol=1e-9, max_iter=20000)
+    assert tight.converged
+    assert tight.weights["f"] == pytest.approx(logit(data["m"].mean()) / 1, abs=1e-6)
+    assert tight.weights["g"] == pytest.approx(logit(data["n"].mean()) / 2, abs=1e-6)
+    assert tight.weights["h"] == pytest.approx(logit(data["p"].mean()) / 3, abs=1e-6)
+
+
+def test_small_net_gradient_signs_from_the_original_test(original_dir: Path) -> None:
+    shape = parse((original_dir / "small_net_three_logistic_shape.tf").read_text())
+    exact = {"a": [1.0], "b": [2.0], "c": [3.0], "m": [logistic(0.4)], "n": [logistic(0.4)],
+             "p": [logistic(0.3)]}
+    trainer = api.trainer(api.compile(shape), exact, start={"f": 0.35, "g": 0.24, "h": 0.08})
+    _, grads = trainer.evaluate()
+    assert grads["f"] < 0 < grads["g"] and grads["h"] < 0
+
+
+# ------------------------------------------------------------------------ tensors
+
+
+def test_linear_layer_learns_exact_data() -> None:
+    source = program_text(
+        "declare input x [3]", "declare exp_output y [2]", "declare weight W [2, 3]",
+        "declare weight b [2]", "declare intvar z", "declare intvar a", "declare intvar d",
+        "declare intvar s", "declare loss L", "define z = matmul W x", "define a = add z b",
+        "define d = sub a y", "define s = mul d d", "define L = mean s")
+    rng = np.random.default_rng(5)
+    W_true, b_true = rng.normal(size=(2, 3)), rng.normal(size=2)
+    x = rng.normal(size=(40, 3))
+    y = x @ W_true.T + b_true
+    result = api.train(api.compile(parse(source)), {"x": x, "y": y}, lr=0.5, tol=1e-8,
+                       max_iter=5000, init="zeros")
+    assert result.converged
+    np.testing.assert_allclose(result.weights["W"], W_true, atol=1e-6)
+    np.testing.assert_allclose(result.weights["b"], b_true, atol=1e-6)
+
+
+def test_mean_gradient_equals_mean_of_finite_differences() -> None:
+    shape = parse(V0_SHAPE)
+    trainer = api.trainer(api.compile(shape), V0_DATA, start={"w": 1.7})
+    loss, grads = trainer.evaluate()
+    examples = [{"x": x, "y": y, "w": 1.7} for x, y in zip(*V0_DATA.values(), strict=True)]
+    assert loss == pytest.approx(np.mean([loss_of(shape, e) for e in examples]), rel=1e-15)
+    fd = np.mean([fd_gradient(shape, e, "w") for e in examples])
+    assert float(grads["w"]) == pytest.approx(fd, rel=1e-7)
+
+
+def test_hand_written_gcp_with_a_scalar_outer_gradient() -> None:
+    # regression: the batched mean of a scalar 'outer' returned uninitialised memory
+    gcp = parse(program_text("declare input x", "declare input y", "declare input w",
+                             "declare loss L", "declare output d/L/d/w", "define L = mul w x",
+                             "define d/L/d/w = outer x y"))
+    trainer = api.trainer(gcp, {"x": [1.0, 2.0, 3.0], "y": [1.0, 1.0, 4.0]}, start={"w": 0.0})
+    _, grads = trainer.evaluate()
+    assert float(grads["w"]) == pytest.approx((1 + 2 + 12) / 3, rel=1e-15)
+
+
+# ------------------------------------------------------------------------ failures
+
+
+def test_nan_names_the_gcp_line_and_the_iteration() -> None:
+    shape = parse(program_text("declare input x", "declare weight w", "declare intvar z",
+                               "declare loss L", "define z = mul x w", "define L = ln z"))
+    gcp = api.compile(shape)
+    line = gcp.text.splitlines().index("define L = ln z") + 1
+    with pytest.raises(ComputeError) as info:
+        api.train(gcp, {"x": [1.0]})
+    d = info.value.first
+    assert d.line == line and "iteration 0" in d.message and d.source == "define L = ln z"
+
+
+def test_divergence_is_reported_at_its_iteration() -> None:
+    with pytest.raises(ComputeError) as info:
+        api.train(v0_gcp(), {"x": [100.0], "y": [1.0]}, lr=1.0)
+    d = info.value.first
+    assert "NaN or infinite" in d.message
+    iteration = int(d.message.split("iteration ")[1].split()[0])
+    assert iteration > 5  # it took a while to blow up
+    assert d.hint is not None and "learning rate" in d.hint
+
+
+def test_gcp_must_have_one_loss_and_gradient_outputs(original_dir: Path) -> None:
+    with pytest.raises(TenFlangError, match="exactly one loss"):
+        api.trainer(parse("declare input w\ndeclare output o\ndefine o = mul w 2\n"), [{}])
+    with pytest.raises(TenFlangError, match="no output named d/L/d/<weight>"):
+        api.trainer(parse("declare input w\ndeclare loss L\ndefine L = mul w 2\n"), [{}])
+    # the 2016 GCPs declared no loss: they are programs, but not ones this trainer can use
+    original = parse((original_dir / "v0_linear_sqloss_gcp_early.tf").read_text(), "gcp.tf")
+    with pytest.raises(TenFlangError, match="exactly one loss"):
+        api.trainer(original, V0_DATA)
+
+
+def test_training_data_must_give_every_input() -> None:
+    with pytest.raises(TenFlangError, match="missing required input 'y'"):
+        api.trainer(v0_gcp(), {"x": [1.0, 2.0]})
+    with pytest.raises(TenFlangError, match="'w' is declared input"):
+        api.trainer(v0_gcp(), {"x": [1.0], "y": [2.0], "w": [3.0]})
+    with pytest.raises(TenFlangError, match="'q' is not declared"):
+        api.trainer(v0_gcp(), {"x": [1.0], "y": [2.0], "q": [3.0]})
