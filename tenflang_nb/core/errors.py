@@ -95,6 +95,10 @@ class TenFlangError(Exception):
     def __str__(self) -> str:
         return self.render()
 
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows these lines instead of a traceback: a user error is not a crash
+        return self.render().splitlines()
+
 
 class ComputeError(TenFlangError):
     """A value became NaN or infinite while running a program (names the line and iteration)."""
