@@ -7,8 +7,9 @@
 2. Compile time (parse + compile to GCP text) of generated chains of 10,000 and 100,000
    lines: the ratio should be about 10 (linear growth), and 100,000 lines under 5 s.
 
-"Lines" counts the shape program's definitions; each also has its declaration, so the file
-holds about twice as many lines of text.
+"Lines" can be read two ways, so both are measured: a program of 100,000 lines of text
+(50,000 definitions, each with its declaration) and a program of 100,000 definitions (200,000
+lines). The growth ratio is taken between 10,000 and 100,000 definitions.
 
     python benchmarks/bench_chain.py [--lines 3000] [--compile 10000 100000]
 """
@@ -159,7 +160,8 @@ def main() -> None:
     assert math.isfinite(grad_tf) and grad_tf != 0
 
     timings = []
-    for n in args.compile:
+    small, large = args.compile
+    for n in (small, large // 2, large):
         big, _ = chain(n)
         # the three parts separately, so a miss says where the time goes
         t_parse, shape = timed(lambda b=big: api.parse(b))
@@ -184,9 +186,12 @@ def main() -> None:
                   seconds(t)] for n, t, src, out, tp, tc, tt in timings],
                 ["definitions", "shape lines", "GCP lines", "parse", "compile", "GCP text",
                  "total"]))
-    (n1, t1, *_), (n2, t2, *_) = timings
-    print(f"ratio {n2:,} / {n1:,} lines: {t2 / t1:.1f} (linear: {n2 / n1:.0f})")
-    print(f"{n2:,} lines in {seconds(t2)} (target < 5 s): {'met' if t2 < 5 else 'MISSED'}")
+    (n1, t1, *_), (_, t_half, src_half, *_), (n2, t2, *_) = timings
+    print(f"ratio {n2:,} / {n1:,} definitions: {t2 / t1:.1f} (linear: {n2 / n1:.0f})")
+    print(f"a {src_half:,}-line program in {seconds(t_half)} (target < 5 s): "
+          f"{'met' if t_half < 5 else 'MISSED'}")
+    print(f"{n2:,} definitions ({n2 * 2:,} lines) in {seconds(t2)} (5 s target for the "
+          f"stricter reading): {'met' if t2 < 5 else 'MISSED'}")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from . import ops
 from .errors import Diagnostic, TenFlangError
 from .graph import DataFlowGraph
 from .ops import Const, KernelSpec, Ref, Shape
+from .perf import gc_paused
 from .program import Program, check
 from .syntax import GIVEN_KINDS, Comment, Declare, Define, Src, Statement
 
@@ -173,6 +174,11 @@ def compile_program(program: Program, full: bool = False) -> Gcp:
     >>> [l for l in gcp.text.splitlines() if l.startswith("define d/lambda/d/w")]
     ['define d/lambda/d/w = mul d/lambda/d/z d/z/d/w']
     """
+    with gc_paused():
+        return _compile(program, full)
+
+
+def _compile(program: Program, full: bool) -> Gcp:
     loss = _check_loss(program)
     graph = DataFlowGraph(program)
     topo = graph.topological_order([loss])  # ancestors of the loss, producers first

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from . import ops
 from .errors import Diagnostic, TenFlangError
 from .ops import Const, Shape, ShapeError, fmt_shape
+from .perf import gc_paused
 from .syntax import GIVEN_KINDS, Comment, Declare, Define, Src, Statement, parse_statements
 from .textio import split_lines
 
@@ -82,6 +83,11 @@ def parse(text: str, file: str = "<program>") -> Program:
                ^
         hint: add 'declare intvar y' (or output/loss) before this line
     """
+    with gc_paused():
+        return _parse(text, file)
+
+
+def _parse(text: str, file: str) -> Program:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = split_lines(text, file)
     from . import expand  # the preprocessor is only needed by programs that use vectors
@@ -107,7 +113,7 @@ def _relocate(statement: Statement, originals: dict[int, str]) -> Statement:
     user = originals.get(src.line, src.text)
     if user.strip() == src.text.strip():
         return statement
-    moved = Src(src.file, src.line, user, (), (), expansion=src.text.strip())
+    moved = Src(src.file, src.line, user, expansion=src.text.strip())
     if isinstance(statement, Declare):
         return Declare(statement.kind, statement.name, statement.shape, moved)
     if isinstance(statement, Define):

@@ -29,6 +29,15 @@ NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _TOKEN_RE = re.compile(r"[^ \t]+")
 
 
+def split_tokens(text: str) -> list[str]:
+    """Tokens separated by spaces or tabs (only those: other whitespace is part of a token).
+
+    >>> split_tokens("define  z =\tmul x w")
+    ['define', 'z', '=', 'mul', 'x', 'w']
+    """
+    return [t for t in text.replace("\t", " ").split(" ") if t]
+
+
 def is_keyword(token: str) -> bool:
     return token in RESERVED or token in KINDS or ops.lookup(token) is not None
 
@@ -50,20 +59,30 @@ def is_name(token: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Src:
-    """Where a statement came from: the user's file, line number, line text, token columns."""
+    """Where a statement came from: the user's file, line number and line text."""
 
     file: str
     line: int
     text: str
-    cols: tuple[int, ...] = ()  # start column of each token; () for generated statements
-    tokens: tuple[str, ...] = ()
     expansion: str | None = None  # the expanded line, when the user wrote a vector/macro line
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return () if self.expansion is not None else tuple(split_tokens(self.text))
+
+    @property
+    def cols(self) -> tuple[int, ...]:
+        # computed only when an error needs a caret: parsing a long program stays cheap
+        if self.expansion is not None:
+            return ()
+        return tuple(m.start() for m in _TOKEN_RE.finditer(self.text))
 
     def diag(self, message: str, token: int | None = None, severity: str = "error",
              hint: str | None = None) -> Diagnostic:
         """A diagnostic whose caret points at token number ``token`` (or the whole line)."""
-        if token is not None and token < len(self.cols):
-            column, length = self.cols[token], len(self.tokens[token])
+        cols = self.cols
+        if token is not None and token < len(cols):
+            column, length = cols[token], len(self.tokens[token])
         else:
             stripped = self.text.lstrip()
             column, length = len(self.text) - len(stripped), len(stripped.rstrip())
@@ -181,11 +200,10 @@ def parse_line(text: str, line: int, file: str) -> Statement | None:
     >>> parse_line("define z = mul x 2", 9, "s.tf")
     Define(target='z', op='mul', args=('x', Const(value=2.0, text='2')), src=...)
     """
-    matches = list(_TOKEN_RE.finditer(text))
-    if not matches:
+    tokens = split_tokens(text)
+    if not tokens:
         return None
-    tokens = tuple(m.group() for m in matches)
-    src = Src(file, line, text, tuple(m.start() for m in matches), tokens)
+    src = Src(file, line, text)
     head = tokens[0]
     if head.startswith("#"):
         return Comment(text.strip()[1:].strip(), src)
