@@ -158,6 +158,9 @@ BAD: dict[str, Bad] = {
                                    "v"),
     "weights_two_vectors": evaluate("{x: 1}\n", "{w: 2}\n{w: 3}\n", None, "one vector",
                                     None),
+    "weights_missing_a_weight": evaluate("{x: 1}\n", "{}\n", 2, "no value for weight 'w'",
+                                         None, file="shape.tf"),
+    "weights_wrong_shape": evaluate("{x: 1}\n", "{w: [1, 2]}\n", 1, "has shape [2]", "w"),
     "inputs_missing": evaluate("{x: 1}\n{y: 2}\n", "{w: 2}\n", 2,
                                "missing required input 'x'", None, file="in.txt"),
     # -- gradient descent
@@ -367,6 +370,27 @@ def test_compile_train_evaluate(cli: Runner, tmp_path: Path) -> None:
     new = cli("tfevaluate", "shape.tf", "new.txt", "w.txt", cwd=tmp_path)
     assert new.returncode == 0
     assert new.stdout == f"{{o: {5 * float(weights['w'])!r}, lambda: null}}\n"  # type: ignore[arg-type]
+
+
+def test_tensor_pipeline_with_csv_data(cli: Runner, tmp_path: Path) -> None:
+    # y = 3 x0 - x1 exactly: a [2] weight and a scalar bias, data as CSV cells x[0], x[1]
+    (tmp_path / "lin.tf").write_text(program_text(
+        "declare input x [2]", "declare exp_output y", "declare weight W [2]",
+        "declare weight b", "declare intvar z", "declare intvar a", "declare intvar d",
+        "declare loss L", "define z = matmul x W", "define a = add z b", "define d = sub a y",
+        "define L = mul d d"))
+    (tmp_path / "data.csv").write_text("x[0],x[1],y\n1,0,3\n0,1,-1\n1,1,2\n2,1,5\n")
+    (tmp_path / "new.csv").write_text("x[0],x[1]\n10,20\n")
+    assert cli("tfcompiler", "lin.tf", "-o", "gcp.tf", cwd=tmp_path).returncode == 0
+    trained = cli("tfweightcalc", "gcp.tf", "data.csv", "--tol", "1e-9", "--max-iter", "5000",
+                  "-o", "w.txt", cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    weights = parse_vectors((tmp_path / "w.txt").read_text()).vector(0)
+    np.testing.assert_allclose(weights["W"], [3.0, -1.0], atol=1e-6)  # type: ignore[arg-type]
+    assert abs(float(weights["b"])) < 1e-6  # type: ignore[arg-type]
+    new = cli("tfevaluate", "lin.tf", "new.csv", "w.txt", cwd=tmp_path)
+    assert new.returncode == 0
+    assert parse_vectors(new.stdout).vector(0) == {"L": None}
 
 
 def test_weights_in_the_inputs_and_the_seed_example(cli: Runner, tmp_path: Path) -> None:

@@ -297,7 +297,8 @@ def test_cross_entropy_gradient_is_softmax_minus_target() -> None:
 
 # broadcasting: (left shape, right shape) for every elementwise binary operator
 BROADCASTS = [((3,), (3,)), ((3,), ()), ((), (3,)), ((2, 3), (3,)), ((3,), (2, 3)),
-              ((2, 3), (2, 1)), ((1, 3), (2, 1)), ((2, 3), ())]
+              ((2, 3), (2, 1)), ((1, 3), (2, 1)), ((2, 3), ()), ((3,), (1,)),
+              ((2, 1, 3), (2, 3)), ((2, 2, 3), (1, 1)), ((1, 2, 1, 2), (2, 1, 1))]
 
 
 @pytest.mark.parametrize("op", sorted(BINARY_POINTS))
@@ -325,6 +326,14 @@ def test_unary_operator_on_a_matrix(op: str) -> None:
     source, values = _tensor_case(f"{op} A", {"A": (2, 3)}, (2, 3), positive)
     if op in ("relu", "abs", "step", "sign"):  # keep away from the kink at 0
         values["A"] = np.where(values["A"] < 0, -1, 1) * (0.3 + np.abs(values["A"]))
+    assert_gradients(source, values)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "tanh", "exp", "transpose"])
+def test_higher_rank_tensors(op: str) -> None:
+    shape = (2, 3, 2) if op != "transpose" else (3, 2)
+    out = () if op in ("sum", "mean") else (shape[::-1] if op == "transpose" else shape)
+    source, values = _tensor_case(f"{op} A", {"A": shape}, out)
     assert_gradients(source, values)
 
 

@@ -306,10 +306,12 @@ def test_missing_equals(line: str) -> None:
     assert "=" in d.message
 
 
-def test_equals_without_spaces() -> None:
-    d = first_error(program_text(*W_L, "define L=mul w w"))
-    assert_report(d, 3, "", None)
+@pytest.mark.parametrize("line", ["define L=mul w w", "define L= mul w w", "define L =mul w w"])
+def test_equals_without_spaces(line: str) -> None:
+    d = first_error(program_text(*W_L, line))
     assert "=" in d.message
+    token = next(t for t in line.split() if "=" in t)
+    assert_report(d, 3, "put spaces around '='", token)  # not under an operand
 
 
 @pytest.mark.parametrize("line", ["define", "define L", "define L =", "declare", "declare input"])

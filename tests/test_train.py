@@ -195,6 +195,14 @@ def test_linear_layer_learns_exact_data() -> None:
     np.testing.assert_allclose(result.weights["b"], b_true, atol=1e-6)
 
 
+def test_full_gcp_trains_to_the_same_weights() -> None:
+    shape = parse(V0_SHAPE)
+    lean = api.train(api.compile(shape), V0_DATA)
+    full = api.train(api.compile(shape, full=True), V0_DATA)
+    assert full.weights == lean.weights
+    assert [r.loss for r in full.history] == [r.loss for r in lean.history]
+
+
 def test_mean_gradient_equals_mean_of_finite_differences() -> None:
     shape = parse(V0_SHAPE)
     trainer = api.trainer(api.compile(shape), V0_DATA, start={"w": 1.7})

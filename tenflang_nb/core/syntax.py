@@ -222,10 +222,13 @@ def parse_line(text: str, line: int, file: str) -> Statement | None:
         return Declare(kind, name, shape, src)
     if head == "define":
         if len(tokens) < 4 or tokens[2] != "=":
+            # 'define L=mul w w' is a '=' without spaces, not a missing one: check it first
+            stuck = [i for i in (1, 2)
+                     if i < len(tokens) and "=" in tokens[i] and tokens[i] != "="]
+            if stuck:
+                raise TenFlangError([src.diag("put spaces around '='", stuck[0])])
             if len(tokens) >= 3 and "=" not in tokens:
                 raise TenFlangError([src.diag("missing '=': define <name> = <expression>", 2)])
-            if len(tokens) >= 2 and "=" in tokens[1]:
-                raise TenFlangError([src.diag("put spaces around '='", 1)])
             raise TenFlangError([src.diag("expected: define <name> = <expression>")])
         target = _check_name(tokens[1], src, 1)
         rhs = tokens[3:]

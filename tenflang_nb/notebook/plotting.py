@@ -67,7 +67,7 @@ def _render(history: Sequence[Record], log_scale: bool, width: float, height: fl
     FigureCanvasAgg(fig)
     # Fixed margins instead of a tight layout: the layout pass draws everything twice, which
     # doubles the cost of each live redraw.
-    fig.subplots_adjust(left=0.16, right=0.97, bottom=0.16, top=0.95)
+    fig.subplots_adjust(left=0.16, right=0.92, bottom=0.16, top=0.95)
     ax = fig.add_subplot()
     ax.set_xlabel("iteration")
     ylabel = "mean loss"
