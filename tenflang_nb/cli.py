@@ -228,8 +228,27 @@ def _evaluate(argv: list[str] | None) -> int:
 
         weights = weight_vector(program, read_vectors(args.weights))
     results = api.evaluate(program, inputs, weights)
+    if not args.quiet:
+        _warn_nonfinite(program, inputs, weights, results)
     _emit("".join(format_vector(r) + "\n" for r in results), args.output)
     return 0
+
+
+def _warn_nonfinite(program: api.Program, inputs: object, weights: dict | None,
+                    results: list[dict]) -> None:
+    """Say where the first NaN or infinite result came from (e.g. ln of a negative number)."""
+    import numpy as np
+
+    for i, row in enumerate(results):
+        for name, value in row.items():
+            if value is not None and not np.all(np.isfinite(value)):
+                vector = inputs.vector(i)  # type: ignore[attr-defined]
+                bad = api.first_nonfinite(program, {**vector, **(weights or {})}, name)
+                where = bad.src.diag(f"'{bad.target}' is NaN or infinite here",
+                                     1, severity="warning").render() if bad else ""
+                print(f"tfevaluate: warning: vector {i + 1}: '{name}' is not finite"
+                      + (f"\n{where}" if where else ""), file=sys.stderr)
+                return
 
 
 def evaluate_main(argv: list[str] | None = None) -> int:

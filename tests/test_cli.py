@@ -11,6 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -497,3 +499,17 @@ def test_expand_option_prints_the_expanded_program(cli: Runner, tmp_path: Path) 
     program = parse(result.stdout)
     assert program.names("input") == ["x.0", "x.1"]
     assert program.names("weight") == ["w.0", "w.1"]
+
+
+def test_tfevaluate_warns_where_a_value_stops_being_finite(tmp_path: Path) -> None:
+    program = tmp_path / "p.tf"
+    program.write_text("declare input x\ndeclare intvar t\ndeclare output o\n"
+                       "define t = sub x 2\ndefine o = ln t\n")
+    inputs = tmp_path / "in.txt"
+    inputs.write_text("{x: 3}\n{x: 1}\n")
+    proc = subprocess.run([str(Path(sys.executable).with_name("tfevaluate")), str(program),
+                           str(inputs)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0
+    assert proc.stdout.splitlines() == ["{o: 0.0}", "{o: nan}"]
+    assert "vector 2: 'o' is not finite" in proc.stderr
+    assert "line 5" in proc.stderr and "define o = ln t" in proc.stderr

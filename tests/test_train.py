@@ -265,3 +265,33 @@ def test_training_data_must_give_every_input() -> None:
         api.trainer(v0_gcp(), {"x": [1.0], "y": [2.0], "w": [3.0]})
     with pytest.raises(TenFlangError, match="'q' is not declared"):
         api.trainer(v0_gcp(), {"x": [1.0], "y": [2.0], "q": [3.0]})
+
+
+def test_an_input_nothing_needs_may_be_left_out_of_the_training_data() -> None:
+    from tenflang_nb.core.api import compile, parse, trainer
+
+    src = ("declare input x\ndeclare input unused\ndeclare exp_output y\ndeclare weight w\n"
+           "declare intvar d\ndeclare intvar e\ndeclare loss L\n"
+           "define d = mul x w\ndefine e = sub d y\ndefine L = mul e e\n")
+    t = trainer(compile(parse(src)), {"x": [1.0, 2.0], "y": [2.0, 4.0]}, max_iter=200)
+    result = t.run()
+    assert abs(result.weights["w"] - 2.0) < 1e-3
+    with pytest.raises(TenFlangError, match="missing required input 'y'"):
+        trainer(compile(parse(src)), {"x": [1.0, 2.0]})
+
+
+def test_nan_report_ignores_lines_the_gradient_does_not_need() -> None:
+    from tenflang_nb.core.api import compile, parse, trainer
+    from tenflang_nb.core.errors import ComputeError
+
+    # 'side' overflows at once but nothing depends on it; the loss overflows later
+    src = ("declare input x\ndeclare exp_output y\ndeclare weight w\ndeclare output side\n"
+           "declare intvar z\ndeclare intvar big\ndeclare loss L\n"
+           "define side = exp x\ndefine z = mul x w\ndefine big = exp z\n"
+           "define L = sub y big\n")
+    # the first step moves w from 0 to 80, then exp(800 * 80) overflows
+    t = trainer(compile(parse(src)), {"x": [800.0], "y": [0.0]}, max_iter=5)
+    with pytest.raises(ComputeError) as info:
+        t.run()
+    assert info.value.first.source == "define big = exp z"  # not "define side = exp x"
+    assert "iteration 1" in info.value.first.message

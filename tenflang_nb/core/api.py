@@ -22,7 +22,7 @@ from . import bindings
 from .backprop import Gcp, compile_program
 from .errors import TenFlangError
 from .plan import Plan, interpret
-from .program import Program, check, parse
+from .program import Program, ancestors, check, parse
 from .syntax import GIVEN_KINDS
 from .textio import read_text
 from .train import GradientDescent, TrainResult, Weights, gcp_weights, initial_weights
@@ -30,7 +30,7 @@ from .vectors import VectorTable, read_vectors
 
 __all__ = [
     "Gcp", "GradientDescent", "Program", "TenFlangError", "TrainResult", "check", "compile",
-    "evaluate", "gcp_weights", "initial_weights", "interpret", "load_data", "parse",
+    "evaluate", "first_nonfinite", "gcp_weights", "initial_weights", "interpret", "load_data", "parse",
     "parse_file", "train", "trainer",
 ]
 
@@ -70,8 +70,9 @@ def trainer(gcp: Gcp | Program | str, data: Any, **options: Any) -> GradientDesc
     """A :class:`GradientDescent` bound to the training ``data`` (not yet run)."""
     program = _gcp_program(gcp)
     table = load_data(data)
-    _, grads = gcp_weights(program)
-    columns = bindings.training_columns(program, table, list(grads))
+    loss, grads = gcp_weights(program)
+    columns = bindings.training_columns(program, table, list(grads),
+                                        [loss, *grads.values()])
     return GradientDescent(program, columns, len(table), **options)
 
 
@@ -125,6 +126,12 @@ def evaluate(program: Program, inputs: Any, weights: Weights | None = None
             for k, i in enumerate(rows):
                 results[i][name] = None if values is None else _plain(values[k])
     return results
+
+
+def first_nonfinite(program: Program, inputs: dict[str, Any], name: str) -> Any:
+    """The first line whose value is NaN or infinite on the way to ``name`` (or None)."""
+    run = Plan(program).bind({k: v for k, v in inputs.items() if v is not None}, n=1)
+    return run.first_nonfinite(ancestors(program, name))
 
 
 def _plain(v: np.ndarray) -> Any:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import Diagnostic, TenFlangError
 from .ops import fmt_shape
-from .program import Program
+from .program import Program, ancestors
 from .syntax import GIVEN_KINDS
 from .textio import read_text
 from .vectors import VectorTable, from_columns, from_records
@@ -117,13 +117,22 @@ def require(program: Program, table: VectorTable, names: list[str], why: str) ->
         raise TenFlangError(errors)
 
 
-def training_columns(gcp: Program, table: VectorTable, weights: list[str]
-                     ) -> dict[str, np.ndarray]:
-    """The GCP's data inputs as arrays over the examples; every one must be given."""
-    needed = [n for n in gcp.names(*GIVEN_KINDS) if n not in weights]
-    check_names(gcp, table, "training data", set(needed))
-    require(gcp, table, needed, "the gradient program reads it")
-    return {n: table.columns[n] for n in needed}
+def training_columns(gcp: Program, table: VectorTable, weights: list[str],
+                     targets: list[str]) -> dict[str, np.ndarray]:
+    """The GCP's data inputs as arrays over the examples.
+
+    Every input that the ``targets`` (the loss and the gradients) depend on must be given;
+    the others (declared, but not needed for training) may be given or left out.
+    """
+    data_names = [n for n in gcp.names(*GIVEN_KINDS) if n not in weights]
+    check_names(gcp, table, "training data", set(data_names))
+    used: set[str] = set()
+    for target in targets:
+        used |= ancestors(gcp, target)
+    require(gcp, table, [n for n in data_names if n in used],
+            "the loss or a gradient depends on it")
+    return {n: table.columns[n] for n in data_names
+            if n in table.present and bool(np.all(table.present[n]))}
 
 
 def weight_vector(program: Program, table: VectorTable) -> dict[str, Any]:

@@ -243,14 +243,17 @@ class Run:
             return None if v is None else v.mean(axis=0)
         return fn()
 
-    def first_nonfinite(self) -> Define | None:
-        """Re-run step by step; the first line whose value is NaN or infinite (diagnostics)."""
+    def first_nonfinite(self, only: set[str] | None = None) -> Define | None:
+        """Re-run step by step; the first line whose value is NaN or infinite (diagnostics).
+
+        ``only`` limits the search to lines defining those names (what the loss and the
+        gradients depend on): an unused line may overflow harmlessly.
+        """
         with np.errstate(all="ignore"):
-            for call in self.calls:
-                call()
             for step in self.steps:
                 step.kernel(*step.args, out=step.out)
-                if not np.all(np.isfinite(step.out)):
+                if (only is None or step.define.target in only) and not np.all(
+                        np.isfinite(step.out)):
                     return step.define
         return None
 

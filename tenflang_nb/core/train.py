@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import ComputeError, Diagnostic, TenFlangError
 from .plan import Plan
-from .program import Program
+from .program import Program, ancestors
 
 Weights = dict[str, "float | np.ndarray"]
 
@@ -201,7 +201,10 @@ class GradientDescent:
         return loss, grads
 
     def _nonfinite(self) -> None:
-        bad = self._run.first_nonfinite()
+        needed: set[str] = set()
+        for target in (self.loss_name, *self.grad_names.values()):
+            needed |= ancestors(self.gcp, target)
+        bad = self._run.first_nonfinite(needed)
         where = f"at iteration {self.iterations}"
         hint = "try a smaller learning rate" if self.iterations else (
             "check the training data and the program")

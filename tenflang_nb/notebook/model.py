@@ -345,7 +345,8 @@ class TenFlangModel:
         if not names:
             raise TenFlangError.at(f"'{self.name}' has no weights to check",
                                    file=self.program.file)
-        columns = training_columns(self.gcp_program, table, names)
+        columns = training_columns(self.gcp_program, table, names,
+                                   [gcp.loss, *gcp.gradient_names().values()])
         n = len(table)
         grads = Plan(self.gcp_program).bind({**columns, **self.weights}, n)
         shape_run = Plan(self.program).bind({**columns, **self.weights}, n)
