@@ -158,6 +158,13 @@ class GradientDescent:
             raise TenFlangError([Diagnostic(
                 f"the loss '{self.loss_name}' is null: the training data lacks a value it "
                 "needs", self.gcp.file)])
+        loss_values = self._run.value(self.loss_name)
+        assert loss_values is not None
+        if loss_values.shape == (self.n,) and self.n > 1:
+            ones = np.full(self.n, 1.0 / self.n)  # a BLAS dot beats np.mean on long vectors
+            self._loss_mean = lambda: np.dot(loss_values, ones)
+        else:
+            self._loss_mean = lambda: np.mean(loss_values)
         self.reset()
 
     def _check_settings(self) -> None:
@@ -189,9 +196,7 @@ class GradientDescent:
             run.set(w, value)
         with np.errstate(all="ignore"):
             run.run()
-            loss_values = run.value(self.loss_name)
-            assert loss_values is not None
-            loss = float(np.mean(loss_values))
+            loss = float(self._loss_mean())
             grads = {}
             for w, name in self.grad_names.items():
                 g = run.mean(name)
