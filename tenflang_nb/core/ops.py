@@ -126,7 +126,7 @@ def _scalar(*_: Shape) -> Shape:
 
 def _vector(a: Shape) -> Shape:
     if len(a) != 1:
-        raise ShapeError(f"needs a vector, got {fmt_shape(a)}")
+        raise ShapeError("needs a vector (shape [n])")
     return a
 
 
@@ -137,9 +137,7 @@ def _vector_to_scalar(a: Shape) -> Shape:
 
 def _matmul_shape(a: Shape, b: Shape) -> Shape:
     if not a or not b or len(a) > 2 or len(b) > 2:
-        raise ShapeError(
-            f"needs vectors or matrices, got {fmt_shape(a)} and {fmt_shape(b)}"
-        )
+        raise ShapeError("needs vectors or matrices (a scalar has shape [])")
     inner_a = a[-1]
     inner_b = b[0]
     if inner_a != inner_b:
@@ -149,13 +147,13 @@ def _matmul_shape(a: Shape, b: Shape) -> Shape:
 
 def _transpose_shape(a: Shape) -> Shape:
     if len(a) > 2:
-        raise ShapeError(f"needs a vector or a matrix, got {fmt_shape(a)}")
+        raise ShapeError("needs a vector or a matrix")
     return tuple(reversed(a))
 
 
 def _outer_shape(a: Shape, b: Shape) -> Shape:
     if len(a) > 1 or len(b) > 1:
-        raise ShapeError(f"needs scalars or vectors, got {fmt_shape(a)} and {fmt_shape(b)}")
+        raise ShapeError("needs scalars or vectors")
     return a + b
 
 
