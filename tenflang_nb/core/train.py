@@ -78,13 +78,10 @@ def gcp_weights(gcp: Program) -> tuple[str, dict[str, str]]:
             f"(found {len(losses)})", gcp.file,
             hint="make it with: tfcompiler SHAPE.tf -o gcp.tf")])
     loss = losses[0]
-    prefix = f"d/{loss}/d/"
-    grads = {}
-    for name in gcp.names("output"):
-        if name.startswith(prefix) and ":" not in name:
-            w = name[len(prefix):]
-            if w in gcp.decls and gcp.kind(w) in ("input", "weight"):
-                grads[w] = name
+    outputs = set(gcp.names("output"))
+    # in the weights' declaration order, as the user wrote them (not the backward order)
+    grads = {w: f"d/{loss}/d/{w}" for w in gcp.names("input", "weight")
+             if f"d/{loss}/d/{w}" in outputs}
     if not grads:
         raise TenFlangError([Diagnostic(
             f"not a gradient program: no output named d/{loss}/d/<weight>", gcp.file)])
