@@ -18,7 +18,7 @@ from . import __version__
 from .core import api
 from .core.errors import Diagnostic, TenFlangError
 from .core.textio import read_text, write_atomic
-from .core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, INITS
+from .core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, INITS, OPTIMIZERS
 from .core.vectors import format_vector, read_vectors
 
 
@@ -177,11 +177,21 @@ def _weightcalc(argv: list[str] | None) -> int:
                         "matrices normal, scalars and vectors zero)")
     p.add_argument("--seed", type=int, default=0, help="random seed for --init (default 0)")
     p.add_argument("--log", metavar="FILE", help="write iteration,loss,grad_norm as CSV")
+    p.add_argument("--batch-size", type=_positive_int, metavar="N",
+                   help="train on shuffled mini-batches of N examples (default: the whole "
+                        "training set at every step, as the original did)")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default="gd",
+                   help="update rule: gd (default, w -= lr*grad), momentum, adam")
+    p.add_argument("--momentum", type=_nonneg_float, default=0.9,
+                   help="momentum coefficient for --optimizer momentum (default 0.9)")
     args = p.parse_args(argv)
+    if args.batch_size == 0:
+        p.error("--batch-size must be >= 1")
     gcp = api.parse(read_text(args.gcp), args.gcp)
     data = read_vectors(args.data)
     trainer = api.trainer(gcp, data, lr=args.lr, tol=args.tol, max_iter=args.max_iter,
-                          init=args.init, seed=args.seed)
+                          init=args.init, seed=args.seed, batch_size=args.batch_size,
+                          optimizer=args.optimizer, momentum=args.momentum)
     progress = _Progress(sys.stderr.isatty() and not args.quiet, args.max_iter)
     try:
         trainer.run(progress)

@@ -27,6 +27,9 @@ DEFAULT_LR = 0.1
 DEFAULT_TOL = 0.0005
 DEFAULT_MAX_ITER = 1000
 INITS = ("auto", "zeros", "normal")
+OPTIMIZERS = ("gd", "momentum", "adam")
+ADAM_BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-8
 
 
 @contextmanager
@@ -125,11 +128,74 @@ def _norm(arrays: list[np.ndarray]) -> float:
     return scale * float(np.sqrt(sum(float(np.sum((a / scale) ** 2)) for a in arrays)))
 
 
+class _Update:
+    """The update rules, one per optimizer; state (velocities, moments) lives here.
+
+    gd:       w <- w - lr g
+    momentum: v <- mu v + g;  w <- w - lr v
+    adam:     m <- b1 m + (1 - b1) g;  s <- b2 s + (1 - b2) g^2;
+              w <- w - lr (m / (1 - b1^t)) / (sqrt(s / (1 - b2^t)) + eps)
+    """
+
+    def __init__(self, name: str, momentum: float) -> None:
+        self.name = name
+        self.momentum = momentum
+        self.first: dict[str, np.ndarray] = {}
+        self.second: dict[str, np.ndarray] = {}
+        self.t = 0
+
+    def __call__(self, grads: dict[str, np.ndarray], lr: float) -> dict[str, np.ndarray]:
+        """The step to subtract from each weight."""
+        if self.name == "gd":
+            return {w: lr * g for w, g in grads.items()}
+        if self.name == "momentum":
+            for w, g in grads.items():
+                self.first[w] = self.momentum * self.first.get(w, 0.0) + g
+            return {w: lr * self.first[w] for w in grads}
+        b1, b2 = ADAM_BETAS
+        self.t += 1
+        steps = {}
+        for w, g in grads.items():
+            self.first[w] = b1 * self.first.get(w, 0.0) + (1 - b1) * g
+            self.second[w] = b2 * self.second.get(w, 0.0) + (1 - b2) * g * g
+            m_hat = self.first[w] / (1 - b1 ** self.t)
+            s_hat = self.second[w] / (1 - b2 ** self.t)
+            steps[w] = lr * m_hat / (np.sqrt(s_hat) + ADAM_EPS)
+        return steps
+
+
+class _BatchStream:
+    """Indices of successive mini-batches: each epoch a fresh shuffle, every batch full.
+
+    A batch that runs past the end of an epoch continues into the next shuffle, so every
+    example is used equally often and no batch is smaller than the others.
+
+    >>> stream = _BatchStream(5, 2, seed=0)
+    >>> sorted(int(i) for _ in range(5) for i in stream.next())
+    [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
+    """
+
+    def __init__(self, n: int, size: int, seed: int) -> None:
+        self.n = n
+        self.size = size
+        self.rng = np.random.default_rng(seed)
+        self.pending = np.empty(0, dtype=np.intp)
+
+    def next(self) -> np.ndarray:
+        while len(self.pending) < self.size:
+            self.pending = np.concatenate([self.pending, self.rng.permutation(self.n)])
+        batch, self.pending = self.pending[:self.size], self.pending[self.size:]
+        return batch
+
+
 @dataclass
 class GradientDescent:
     """Gradient descent on a GCP over a training set bound once.
 
     ``data`` maps each GCP input (not a weight) to an array whose first axis is the example.
+    The default is the seed's full-batch gradient descent. ``batch_size`` trains on shuffled
+    mini-batches instead (each step's loss, gradient and convergence test are then those of
+    its batch), and ``optimizer`` may be ``momentum`` (with ``momentum``) or ``adam``.
     """
 
     gcp: Program
@@ -141,24 +207,39 @@ class GradientDescent:
     init: str = "auto"
     seed: int = 0
     start: Weights | None = None
+    batch_size: int | None = None
+    optimizer: str = "gd"
+    momentum: float = 0.9
     history: list[Record] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._check_settings()
+        if self.optimizer not in OPTIMIZERS:
+            raise TenFlangError([Diagnostic(
+                f"unknown optimizer '{self.optimizer}' (use {', '.join(OPTIMIZERS)})")])
+        if self.batch_size is not None and self.batch_size < 1:
+            raise TenFlangError([Diagnostic("batch size must be >= 1")])
+        if self.batch_size is not None and self.batch_size >= self.n:
+            self.batch_size = None  # one batch holding everything is full-batch descent
         self.loss_name, self.grad_names = gcp_weights(self.gcp)
         shapes = {w: self.gcp.shapes[w] for w in self.grad_names}
         self.initial = self.start if self.start is not None else initial_weights(
             shapes, self.init, self.seed)
+        rows = self.batch_size or self.n
+        first = {k: np.asarray(v)[:rows] for k, v in self.data.items()}
         self._run = Plan(self.gcp).bind(
-            {**self.data, **self.initial}, self.n, means=list(self.grad_names.values()))
+            {**first, **self.initial}, rows, means=list(self.grad_names.values()))
+        # mini-batches are copied into the bound input buffers, so the plan is built once
+        self._batch_buffers = {k: self._run.values[k] for k in self.data
+                               if self._run.values.get(k) is not None}
         if self._run.values.get(self.loss_name) is None:
             raise TenFlangError([Diagnostic(
                 f"the loss '{self.loss_name}' is null: the training data lacks a value it "
                 "needs", self.gcp.file)])
         loss_values = self._run.value(self.loss_name)
         assert loss_values is not None
-        if loss_values.shape == (self.n,) and self.n > 1:
-            ones = np.full(self.n, 1.0 / self.n)  # a BLAS dot beats np.mean on long vectors
+        if loss_values.shape == (rows,) and rows > 1:
+            ones = np.full(rows, 1.0 / rows)  # a BLAS dot beats np.mean on long vectors
             self._loss_mean = lambda: np.dot(loss_values, ones)
         else:
             self._loss_mean = lambda: np.mean(loss_values)
@@ -170,6 +251,9 @@ class GradientDescent:
             if not (np.isfinite(value) and value >= 0):
                 raise TenFlangError([Diagnostic(f"{name} must be a finite number >= 0, "
                                                 f"not {value!r}")])
+        if not (np.isfinite(self.momentum) and 0 <= self.momentum < 1):
+            raise TenFlangError([Diagnostic(f"momentum must be in [0, 1), "
+                                            f"not {self.momentum!r}")])
         if int(self.max_iter) != self.max_iter or self.max_iter < 0:
             raise TenFlangError([Diagnostic(f"max-iter must be an integer >= 0, "
                                             f"not {self.max_iter!r}")])
@@ -185,12 +269,19 @@ class GradientDescent:
         self.done = False
         self.history = []
         self._grads: dict[str, np.ndarray] = {}
+        self._update = _Update(self.optimizer, self.momentum)
+        self._batches = (_BatchStream(self.n, self.batch_size, self.seed)
+                         if self.batch_size else None)
 
     def evaluate(self) -> tuple[float, dict[str, np.ndarray]]:
         """Mean loss and mean gradient at the current weights (one pass over the data)."""
         run = self._run
         for w, value in self.weights.items():
             run.set(w, value)
+        if self._batches is not None:
+            index = self._batches.next()
+            for name, buffer in self._batch_buffers.items():
+                np.take(np.asarray(self.data[name]), index, axis=0, out=buffer)
         with np.errstate(all="ignore"):
             run.run()
             loss = float(self._loss_mean())
@@ -232,8 +323,8 @@ class GradientDescent:
             self.done = True
         else:
             with np.errstate(all="ignore"):  # a non-finite result is caught next evaluation
-                for w, g in grads.items():
-                    new = self.weights[w] - self.lr * g
+                for w, step in self._update(grads, self.lr).items():
+                    new = self.weights[w] - step
                     self.weights[w] = float(new) if np.ndim(new) == 0 else new
             self.iterations += 1
         return record
