@@ -22,6 +22,7 @@ from .core.api import (
     check,
     compile,
     evaluate,
+    expand,
     interpret,
     load_data,
     parse,
@@ -34,7 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Gcp", "GradientDescent", "Program", "TenFlangError", "TrainResult", "__version__",
-    "check", "compile", "evaluate", "interpret", "load_data", "load_ipython_extension",
+    "check", "compile", "evaluate", "expand", "interpret", "load_data", "load_ipython_extension",
     "parse", "parse_file", "train", "trainer", "unload_ipython_extension",
 ]
 

@@ -30,7 +30,7 @@ from .vectors import VectorTable, read_vectors
 
 __all__ = [
     "Gcp", "GradientDescent", "Program", "TenFlangError", "TrainResult", "check", "compile",
-    "evaluate", "first_nonfinite", "gcp_weights", "initial_weights", "interpret", "load_data",
+    "evaluate", "expand", "first_nonfinite", "gcp_weights", "initial_weights", "interpret", "load_data",
     "parse", "parse_file", "train", "trainer",
 ]
 
@@ -38,6 +38,18 @@ __all__ = [
 def parse_file(path: str | os.PathLike[str]) -> Program:
     """Read and parse a TenFlang file (errors name the file and line)."""
     return parse(read_text(path), os.fspath(path))
+
+
+def expand(text: str, file: str = "<program>") -> str:
+    """The program with the original's vectors and macros expanded (``tfcompiler --expand``).
+
+    >>> print(expand("declare_vector input x 2\n"), end="")
+    declare input x.0
+    declare input x.1
+    """
+    from .expand import expand_text
+
+    return expand_text(text, file)
 
 
 def compile(program: Program | str, full: bool = False) -> Gcp:
