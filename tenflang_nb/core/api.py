@@ -30,8 +30,8 @@ from .vectors import VectorTable, read_vectors
 
 __all__ = [
     "Gcp", "GradientDescent", "Program", "TenFlangError", "TrainResult", "check", "compile",
-    "evaluate", "expand", "first_nonfinite", "gcp_weights", "initial_weights", "interpret", "load_data",
-    "parse", "parse_file", "train", "trainer",
+    "evaluate", "expand", "first_nonfinite", "gcp_weights", "initial_weights", "interpret",
+    "load_data", "parse", "parse_file", "train", "trainer",
 ]
 
 
