@@ -43,7 +43,7 @@ def parse_file(path: str | os.PathLike[str]) -> Program:
 def expand(text: str, file: str = "<program>") -> str:
     """The program with the original's vectors and macros expanded (``tfcompiler --expand``).
 
-    >>> print(expand("declare_vector input x 2\n"), end="")
+    >>> print(expand("declare_vector input x 2\\n"), end="")
     declare input x.0
     declare input x.1
     """
