@@ -18,7 +18,7 @@ from .errors import Diagnostic, TenFlangError
 from .graph import DataFlowGraph
 from .ops import Const, KernelSpec, Ref, Shape
 from .perf import gc_paused
-from .program import Program, check
+from .program import Program
 from .syntax import GIVEN_KINDS, Comment, Declare, Define, Src, Statement
 
 
@@ -345,11 +345,6 @@ def _local_partials(program: Program, out: _Writer, p: str, needed: set[str],
             # original declared it an intvar, and gradient descent could not find it)
             kind = "output"
         partial_name[(p, m)] = out.emit(base, e, total, origin, kind=kind, name=name)
-
-
-def gcp_program_check(gcp: Gcp) -> Program:
-    """Re-check the generated statements (a GCP is itself a TenFlang program)."""
-    return check([line.statement for line in gcp.lines], "<GCP>")
 
 
 __all__ = ["Gcp", "GcpLine", "Src", "adjoint_name", "compile_program"]

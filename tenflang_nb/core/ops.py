@@ -157,14 +157,6 @@ def _outer_shape(a: Shape, b: Shape) -> Shape:
     return a + b
 
 
-def _first(a: Shape, b: Shape) -> Shape:
-    return a
-
-
-def _second(a: Shape, b: Shape) -> Shape:
-    return b
-
-
 def _sumto_shape(a: Shape, b: Shape) -> Shape:
     if _broadcast(a, b) != a:
         raise ShapeError(f"cannot sum {fmt_shape(a)} down to {fmt_shape(b)}")
