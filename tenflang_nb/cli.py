@@ -18,7 +18,7 @@ from . import __version__
 from .core import api
 from .core.errors import Diagnostic, TenFlangError
 from .core.textio import read_text, write_atomic
-from .core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, INITS, OPTIMIZERS
+from .core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, INITS, OPTIMIZERS, Record
 from .core.vectors import format_vector, read_vectors
 
 
@@ -139,13 +139,12 @@ class _Progress:
         self.max_iter = max_iter
         self.last = 0.0
 
-    def __call__(self, trainer: api.GradientDescent, record: api.TrainResult | object) -> None:
+    def __call__(self, trainer: api.GradientDescent, record: Record) -> None:
         now = time.monotonic()
         if self.enabled and (now - self.last > 0.2 or trainer.done):
             self.last = now
-            r = trainer.history[-1]
-            sys.stderr.write(f"\riteration {r.iteration}/{self.max_iter}  loss {r.loss:.6g}  "
-                             f"|grad| {r.grad_norm:.3g}   ")
+            sys.stderr.write(f"\riteration {record.iteration}/{self.max_iter}  "
+                             f"loss {record.loss:.6g}  |grad| {record.grad_norm:.3g}   ")
             if trainer.done:
                 sys.stderr.write("\n")
             sys.stderr.flush()

@@ -94,12 +94,8 @@ class _Emitter:
         return _Tmp(len(self.instrs) - 1)
 
 
-def _is(ref: object, value: float) -> bool:
-    return isinstance(ref, Const) and ref.value == value
-
-
 def _fold(name: str, args: tuple[Ref | _Tmp, ...]) -> Ref | _Tmp | None:
-    # identities keep the GCP readable; constants scalars never change a tensor's shape
+    # identities keep the GCP readable; constants are scalars, so never change a shape
     if all(isinstance(a, Const) for a in args) and ops.OPS[name].elementwise:
         values = [np.array([a.value]) for a in args]  # type: ignore[union-attr]
         spec = KernelSpec(tuple(() for _ in args), (), tuple(True for _ in args),
@@ -107,17 +103,9 @@ def _fold(name: str, args: tuple[Ref | _Tmp, ...]) -> Ref | _Tmp | None:
         with np.errstate(all="ignore"):
             result = float(ops.OPS[name].kernel(spec)(*values)[0])
         return Const.of(result) if np.isfinite(result) else None
-    if name == "mul":
-        a, b = args
-        return b if _is(a, 1) else a if _is(b, 1) else None
-    if name in ("div", "pow"):
-        return args[0] if _is(args[1], 1) else None
-    if name == "add":
-        a, b = args
-        return b if _is(a, 0) else a if _is(b, 0) else None
-    if name == "sub":
-        return args[0] if _is(args[1], 0) else None
-    return None
+    consts = tuple(a.value if isinstance(a, Const) else None for a in args)
+    keep = ops.identity_operand(name, consts)
+    return None if keep is None else args[keep]
 
 
 class _Writer:

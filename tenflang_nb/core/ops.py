@@ -92,6 +92,9 @@ class Op:
     helper: bool = False  # mainly emitted by the compiler (still valid by hand)
     elementwise: bool = True
     aliases: tuple[str, ...] = field(default=())
+    # (k, c): when operand k is the constant c, the result is the other operand (mul by 1);
+    # the compiler drops such lines from the GCP, the planner runs them as aliases
+    identities: tuple[tuple[int, float], ...] = field(default=())
 
 
 # ---------------------------------------------------------------------------- shape rules
@@ -415,13 +418,16 @@ def _size(shape: Shape) -> int:
 OPS_LIST: list[Op] = [
     # -- the original's primitives
     Op("add", 2, "sum of two values", "a + b", _broadcast, _ufunc(np.add),
-       partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(1))),
+       partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(1)),
+       identities=((0, 0.0), (1, 0.0))),
     Op("sub", 2, "difference", "a - b", _broadcast, _ufunc(np.subtract),
-       partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(-1))),
+       partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(-1)),
+       identities=((1, 0.0),)),
     Op("mul", 2, "product (elementwise for tensors)", "a * b", _broadcast, _ufunc(np.multiply),
-       partials=(lambda e, a, b, v: b, lambda e, a, b, v: a)),
+       partials=(lambda e, a, b, v: b, lambda e, a, b, v: a), identities=((0, 1.0), (1, 1.0))),
     Op("pow", 2, "power", "a ^ b", _broadcast, _pow_kernel,
-       partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("ln", a)))),
+       partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("ln", a))),
+       identities=((1, 1.0),)),
     Op("logistic", 1, "logistic sigmoid", "1 / (1 + exp(-a))", _same, _ufunc(_logistic),
        partials=(lambda e, a, v: e("mul", v, e("sub", Const.of(1), v)),)),
     Op("exp", 1, "base-e exponential", "e ^ a", _same, _ufunc(np.exp),
@@ -431,7 +437,8 @@ OPS_LIST: list[Op] = [
     # -- added by tenflang_nb
     Op("div", 2, "quotient", "a / b", _broadcast, _ufunc(np.divide),
        partials=(lambda e, a, b, v: e("div", Const.of(1), b),
-                 lambda e, a, b, v: e("neg", e("div", v, b)))),
+                 lambda e, a, b, v: e("neg", e("div", v, b))),
+       identities=((1, 1.0),)),
     Op("neg", 1, "negation", "-a", _same, _ufunc(np.negative),
        partials=(lambda e, a, v: Const.of(-1),)),
     Op("tanh", 1, "hyperbolic tangent", "tanh a", _same, _ufunc(np.tanh),
@@ -507,6 +514,18 @@ for _op in OPS_LIST:
     assert (_op.partials is None) != (_op.vjp is None), _op.name
     for _name in (_op.name, *_op.aliases):
         OPS[_name] = _op
+
+
+def identity_operand(name: str, consts: Sequence[float | None]) -> int | None:
+    """Which operand ``name``'s result equals, given its constant operands (None: variable).
+
+    >>> identity_operand("mul", (None, 1.0)), identity_operand("sub", (0.0, None))
+    (0, None)
+    """
+    for k, c in OPS[name].identities:
+        if consts[k] == c:
+            return 1 - k
+    return None
 
 
 def lookup(name: str) -> Op | None:

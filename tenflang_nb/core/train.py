@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ComputeError, Diagnostic, TenFlangError
-from .plan import Plan
+from .plan import Plan, batch_mean
 from .program import Program, ancestors
 
 Weights = dict[str, "float | np.ndarray"]
@@ -232,17 +232,13 @@ class GradientDescent:
         # mini-batches are copied into the bound input buffers, so the plan is built once
         self._batch_buffers = {k: self._run.values[k] for k in self.data
                                if self._run.values.get(k) is not None}
-        if self._run.values.get(self.loss_name) is None:
+        loss_values = self._run.values.get(self.loss_name)
+        if loss_values is None:
             raise TenFlangError([Diagnostic(
                 f"the loss '{self.loss_name}' is null: the training data lacks a value it "
                 "needs", self.gcp.file)])
-        loss_values = self._run.value(self.loss_name)
-        assert loss_values is not None
-        if loss_values.shape == (rows,) and rows > 1:
-            ones = np.full(rows, 1.0 / rows)  # a BLAS dot beats np.mean on long vectors
-            self._loss_mean = lambda: np.dot(loss_values, ones)
-        else:
-            self._loss_mean = lambda: np.mean(loss_values)
+        # the raw buffer: (N,) per example, or (1,) when no example changes the loss
+        self._loss_mean = batch_mean(loss_values)
         self.reset()
 
     def _check_settings(self) -> None:

@@ -41,10 +41,8 @@ class _Setting:
         self.__name__ = name  # argparse names the type in its error messages
 
     def __call__(self, text: str) -> Any:
-        try:
-            from .panel import PARAMETERS
-        except ImportError:  # the panel is optional for the views
-            return self.kind(text)
+        from .panel import PARAMETERS  # lazily: it imports ipywidgets and matplotlib
+
         for p in PARAMETERS:
             if p.name == self.name:
                 try:
