@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,15 @@ def original_dir() -> Path:
 def program_text(*lines: str) -> str:
     """Program text from lines, newline-terminated."""
     return "".join(f"{line}\n" for line in lines)
+
+
+def hypothesis_settings(max_examples: int) -> Any:
+    """The project's hypothesis settings: reproducible runs (derandomized, no example
+    database) with no deadline, since a case compiles and runs a whole program."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 @dataclass(frozen=True)
