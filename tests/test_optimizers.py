@@ -151,4 +151,5 @@ def test_command_line_options(tmp_path: Path) -> None:
     bad = subprocess.run([str(bin_dir / "tfweightcalc"), str(tmp_path / "gcp.tf"),
                           str(tmp_path / "train.txt"), "--optimizer", "sgd"],
                          capture_output=True, text=True, check=False)
-    assert bad.returncode == 2 and "optimizer must be one of gd, momentum, adam, not 'sgd'" in bad.stderr
+    assert bad.returncode == 2
+    assert "optimizer must be one of gd, momentum, adam, not 'sgd'" in bad.stderr
