@@ -13,10 +13,11 @@ that changes while it trains is one :class:`TrainState`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, overload
 
 import numpy as np
 
@@ -49,6 +50,80 @@ class Record:
     iteration: int  # updates made before this evaluation
     loss: float  # mean loss over the training set at these weights
     grad_norm: float  # ||mean gradient||_2 at these weights
+    # the weights this step evaluated (a copy), for drawing the path of descent; None once
+    # the history has thinned its snapshots out
+    weights: Weights | None = field(default=None, compare=False, repr=False)
+
+
+class History(Sequence[Record]):
+    """A run's records in bounded memory: the curve of any run, however long.
+
+    All records are kept until there are ``limit`` of them; then only those whose iteration
+    is a multiple of a stride (doubled as often as needed), always with the first and the
+    newest. Weight snapshots are thinned the same way to at most ``weight_limit`` records,
+    since one snapshot is as big as the model. ``every`` tells the stride in force.
+
+    >>> h = History(limit=4)
+    >>> for i in range(10):
+    ...     h.append(Record(i, 1.0 / (i + 1), 0.0))
+    >>> [r.iteration for r in h], h.every
+    ([0, 4, 8, 9], 4)
+    """
+
+    def __init__(self, limit: int = 10_000, weight_limit: int = 500) -> None:
+        self.limit = limit
+        self.weight_limit = weight_limit
+        self.every = 1  # records kept: iterations that are multiples of this (and the newest)
+        self.weights_every = 1
+        self._records: list[Record] = []
+        self._snapshots = 0  # records that hold weights
+
+    def append(self, record: Record) -> None:
+        records = self._records
+        if records:
+            newest = records[-1]  # no longer the newest: keep it only if a stride keeps it
+            if newest.iteration % self.every:
+                records.pop()
+                self._snapshots -= newest.weights is not None
+            elif newest.weights is not None and newest.iteration % self.weights_every:
+                records[-1] = dataclasses.replace(newest, weights=None)
+                self._snapshots -= 1
+        records.append(record)
+        self._snapshots += record.weights is not None
+        # each thinning halves what is kept, so appending stays O(1) amortized
+        if len(records) > self.limit:
+            while len(records) > self.limit:
+                self.every *= 2
+                records[:-1] = [r for r in records[:-1] if r.iteration % self.every == 0]
+            self._snapshots = sum(r.weights is not None for r in records)
+        while self._snapshots > self.weight_limit:
+            self.weights_every *= 2
+            for i, r in enumerate(records[:-1]):
+                if r.weights is not None and r.iteration % self.weights_every:
+                    records[i] = dataclasses.replace(r, weights=None)
+            self._snapshots = sum(r.weights is not None for r in records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @overload
+    def __getitem__(self, index: int) -> Record: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Record]: ...
+
+    def __getitem__(self, index: int | slice) -> Record | list[Record]:
+        return self._records[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, History | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<History: {len(self)} records, every {self.every}>"
 
 
 @dataclass
@@ -158,7 +233,7 @@ class TrainState:
     iterations: int = 0  # updates made
     converged: bool = False
     done: bool = False
-    history: list[Record] = field(default_factory=list)
+    history: History = field(default_factory=History)
     optimizer: OptimizerState = field(default_factory=OptimizerState)
     batches: _BatchStream | None = None
 
@@ -230,7 +305,7 @@ class GradientDescent:
     iterations: _FromState[int] = _FromState()
     converged: _FromState[bool] = _FromState()
     done: _FromState[bool] = _FromState()
-    history: _FromState[list[Record]] = _FromState()
+    history: _FromState[History] = _FromState()
 
     def evaluate(self) -> tuple[float, dict[str, np.ndarray]]:
         """Mean loss and mean gradient at the current weights (one pass over the data)."""
@@ -273,7 +348,8 @@ class GradientDescent:
             raise RuntimeError("training is finished; call reset() to start again")
         loss, grads = self.evaluate()
         norm = _norm(list(grads.values()))
-        record = Record(state.iterations, loss, norm)
+        snapshot = {w: (v if isinstance(v, float) else v.copy()) for w, v in state.weights.items()}
+        record = Record(state.iterations, loss, norm, snapshot)
         state.history.append(record)
         if norm <= s.tol:
             state.converged = state.done = True
