@@ -311,6 +311,31 @@ def _linear(step: _Step) -> bool:
     return ops.OPS[str(d.op)].linear and all(isinstance(a, str) for a in d.args)
 
 
+@dataclass(frozen=True)
+class TraceStep:
+    """One executed line: its 1-based line number in the program's text, the variable it
+    defines, and the value it computed (a float, an array, or None for NULL)."""
+
+    line: int
+    name: str
+    value: float | Array | None
+
+
+def trace(program: Program, inputs: Mapping[str, float | Array | None]) -> list[TraceStep]:
+    """Run ``program`` on one input record; every definition in execution order, with the
+    value it computed (what a stepper shows, one line at a time).
+
+    >>> from tenflang_nb.core.program import parse
+    >>> p = parse("declare input x\\ndeclare intvar y\\ndefine y = mul x 3\\n")
+    >>> trace(p, {"x": 2.0})
+    [TraceStep(line=3, name='y', value=6.0)]
+    """
+    plan = Plan(program)
+    run = plan.bind({k: v for k, v in inputs.items() if v is not None}, n=1)
+    run.run()
+    return [TraceStep(d.src.line, d.target, _scalar(run.value(d.target))) for d in plan.defines]
+
+
 def interpret(program: Program, inputs: Mapping[str, float | Array | None]
               ) -> dict[str, float | Array | None]:
     """Run ``program`` on one input vector; every ``output`` and ``loss`` value (None = NULL).

@@ -31,7 +31,7 @@ from ..core.errors import TenFlangError
 from ..core.gradcheck import GradRow, check_gradients
 from ..core.graph import DataFlowGraph
 from ..core.lexical import GIVEN_KINDS, adjoint_name
-from ..core.plan import Plan
+from ..core.plan import Plan, TraceStep, trace
 from ..core.program import Program
 from ..core.settings import TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
@@ -308,6 +308,28 @@ class TenFlangModel:
             out[v] = (None if value is None else np.array(value[0]),
                       None if grad is None else np.array(grad[0]))
         return out
+
+    def trace(self, example: Any = None) -> list[TraceStep]:
+        """The GCP run on one example, line by line: each step's ``.line`` (1-based, in
+        ``self.gcp``), ``.name`` (the variable it defines) and ``.value`` (float, array, or
+        None for NULL), in execution order: the forward pass, then the backward pass.
+
+        ``example``: as for :meth:`values` (an index into the training data, default 0, or
+        the example itself).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> steps = TenFlangModel(SEED_EXAMPLE).trace({"x": 1.0, "y": 0.5})
+        >>> [(s.name, round(s.value, 4)) for s in steps][:3]
+        [('z', 0.0), ('o', 0.5), ('diff', 0.0)]
+        """
+        table = self.example(example)
+        if len(table) != 1:
+            raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
+        program = self.gcp_program
+        check_names(program, table, "the example", set(self._data_names(program)))
+        data = {n: table.columns[n][0] for n in table.names if table.present[n][0]}
+        with np.errstate(all="ignore"):
+            return trace(program, {**data, **self.weights})
 
     def show_values(self, example: Any = None) -> Rendered:
         """The graph with each node's value and gradient ``d/L/d/v`` on one example.
