@@ -15,14 +15,18 @@ from typing import Any
 
 from .core.api import (
     DataTable,
+    ForwardProgram,
     Gcp,
     GradientDescent,
+    ModeComparison,
     Program,
     TenFlangError,
     TrainResult,
     TrainSettings,
     check,
+    compare_modes,
     compile,
+    compile_forward,
     evaluate,
     interpret,
     load_data,
@@ -37,10 +41,11 @@ from .core.examples import SEED_EXAMPLE
 __version__ = "0.1.0"
 
 __all__ = [
-    "SEED_EXAMPLE", "DataTable", "Gcp", "GradientDescent", "Program", "TenFlangError",
-    "TrainResult", "TrainSettings", "__version__", "check", "compile", "evaluate", "interpret",
-    "load_data", "load_ipython_extension", "parse", "parse_file", "preprocess", "train",
-    "trainer", "unload_ipython_extension",
+    "SEED_EXAMPLE", "DataTable", "ForwardProgram", "Gcp", "GradientDescent", "ModeComparison",
+    "Program", "TenFlangError", "TrainResult", "TrainSettings", "__version__", "check",
+    "compare_modes", "compile", "compile_forward", "evaluate", "interpret", "load_data",
+    "load_ipython_extension", "parse", "parse_file", "preprocess", "train", "trainer",
+    "unload_ipython_extension",
 ]
 
 
