@@ -17,7 +17,7 @@ sweep per weight component. :func:`compare_modes` counts, for a shape program:
 >>> from tenflang_nb.core.program import parse
 >>> c = compare_modes(parse(SEED_EXAMPLE), examples=4, budget=0.0)
 >>> (c.forward.sweeps, c.reverse.sweeps), (c.forward.lines, c.reverse.lines)
-((1, 1), (9, 9))
+((1, 1), (9, 10))
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .backprop import Gcp, compile_program
+from .datafiles import DataTable
 from .errors import TenFlangError
 from .forward import ForwardProgram, compile_forward
 from .lexical import GIVEN_KINDS
@@ -137,10 +138,12 @@ def peak_values(program: Program) -> int:
     return peak
 
 
-def _examples(shape: Program, data: Mapping[str, Any] | None, examples: int
+def _examples(shape: Program, data: Mapping[str, Any] | DataTable | None, examples: int
               ) -> tuple[dict[str, np.ndarray], int, bool]:
     """``examples`` examples from ``data``, or random ones (values do not change the counts,
     and hardly the times)."""
+    if isinstance(data, DataTable):
+        data = {n: data.columns[n] for n in data.names if bool(np.all(data.present[n]))}
     names = [n for n in shape.names(*GIVEN_KINDS) if shape.kind(n) != "weight"]
     given = {k: np.asarray(v, dtype=np.float64) for k, v in (data or {}).items()
              if k in names and v is not None}
@@ -170,16 +173,17 @@ def _time_per_run(program: Program, values: Mapping[str, Any], n: int, means: li
     return float(best)
 
 
-def compare_modes(shape: Program, data: Mapping[str, Any] | None = None,
+def compare_modes(shape: Program, data: Mapping[str, Any] | DataTable | None = None,
                   weights: Weights | None = None, *, examples: int = 100,
                   budget: float = 0.2, forward: ForwardProgram | None = None,
                   gcp: Gcp | None = None) -> ModeComparison:
     """Forward mode against reverse mode for ``shape`` (see the module).
 
-    ``data``: columns of examples (name -> array, the first axis the example), of which the
-    first ``examples`` are run; random values when None. ``weights``: default the usual
-    initial weights. ``budget``: seconds to spend timing each program (at least 3 runs).
-    The compiled programs may be passed in when the caller has them.
+    ``data``: a :class:`DataTable` or columns (name -> array, the first axis the example), of
+    which the first ``examples`` are run; random values for what it does not give.
+    ``weights``: default the usual initial weights. ``budget``: seconds to spend timing each
+    program (at least 3 runs). The compiled programs may be passed in when the caller has
+    them.
     """
     if not shape.names("weight"):
         raise TenFlangError.at(f"{shape.file} has no weights: there is no gradient to cost",
