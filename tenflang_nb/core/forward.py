@@ -243,8 +243,9 @@ class _Compiler:
                 continue  # then no component changes the loss (the same lines in each sweep)
             seed = adjoint_name(w, sweep.label)
             last = k == len(sweeps) - 1
+            stem = sweep.label.rsplit(".", len(sweep.index))[0]  # W, or W_ when moved aside
             what = (f"the sum over its {len(sweeps):,} components of "
-                    f"d/{loss}/d/{w}.<i> * d/{w}/d/{w}.<i>" if last else
+                    f"d/{loss}/d/{stem}.<i> * d/{w}/d/{stem}.<i>" if last else
                     f"so far, + {result} * {seed}")
             out.add(Comment(f"{gradient}: {what}"), origin)
             e = LineEmitter(self.shapes)
