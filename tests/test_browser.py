@@ -305,10 +305,32 @@ def _check_highlighting(page: Page, app: str) -> None:
     page.keyboard.press("Escape")
 
 
+def _require_current_extension() -> None:
+    """The server loads the installed copy of the extension: it must be the committed build
+    (an editable install copies it too, so a rebuild needs a re-install)."""
+    from jupyter_core.paths import jupyter_path
+
+    built = REPO / "tenflang_nb" / "labextension"
+    for folder in jupyter_path("labextensions"):
+        installed = Path(folder) / "tenflang-nb"
+        if installed.is_dir():
+            break
+    else:
+        pytest.fail("the tenflang-nb JupyterLab extension is not installed: pip install -e .")
+    differ = []
+    for path in sorted(built.rglob("*")):
+        copy = installed / path.relative_to(built)
+        if path.is_file() and (not copy.is_file() or copy.read_bytes() != path.read_bytes()):
+            differ.append(path.relative_to(built).as_posix())
+    assert not differ, (f"{installed} is not the committed build ({differ} differ): "
+                        "re-install the package (pip install -e .)")
+
+
 @pytest.mark.parametrize("app", ["lab", "notebook"])
 def test_tenflang_cells_are_highlighted(tmp_path: Path, page: Page, app: str) -> None:
     if app == "notebook" and not has_notebook7():
         pytest.skip("Notebook 7 is not installed (pip install -e '.[browser]')")
+    _require_current_extension()
     root = tmp_path / "root"
     root.mkdir()
     name = "highlight.ipynb"
