@@ -29,6 +29,9 @@ from browser_support import (
     prepare_root,
     wait_for_kernel,
 )
+from pygments import lex
+
+from tenflang_nb.lexer import TenFlangLexer
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = "01_tour_of_the_three_phases.ipynb"
@@ -221,6 +224,21 @@ define d/lambda/d/o = mul d/lambda/d/diff d/diff/d/o:0
 #macro c = sq a; define c = mul a a"""
 PYTHON_CELL = "f = lambda x: x + 1  # declare weight w"
 PLAIN_CELL = "declare input x\ndefine y = mul x x"
+# a whole GCP and the original's vector and macro lines, against the Pygments lexer
+LEXER_CELL = ("%%tenflang_check gcp\n"
+              + (REPO / "examples" / "logistic" / "gcp.tf").read_text("utf-8")
+              + "#macro c = sq a; define c = mul a a\ndeclare_vector input v 3\n"
+                "define_vector u = relu v\ndefine s = reduce_vector u add\n"
+                "define q = dot u v\ndefine r = mul +3 .5\n")
+# Pygments token types (tenflang_nb/lexer.py) and the highlighter's categories
+PYGMENTS_CATEGORY = {
+    "Token.Keyword": "instruction", "Token.Keyword.Type": "kind",
+    "Token.Name.Builtin": "operator", "Token.Keyword.Reserved": "reserved",
+    "Token.Name.Variable.Magic": "derivative", "Token.Name.Variable": "name",
+    "Token.Literal.Number.Integer": "number", "Token.Literal.Number.Float": "number",
+    "Token.Operator": "equals", "Token.Punctuation": "punctuation",
+    "Token.Comment.Single": "comment", "Token.Comment.Preproc": "macro",
+}
 
 # what each word of TENFLANG_CELL must be (the class is cm-tenflang-<category>)
 EXPECTED = {
@@ -268,8 +286,8 @@ def _categories(tokens: list[dict[str, Any]]) -> dict[str, set[str]]:
 
 
 def _check_highlighting(page: Page, app: str) -> None:
-    """The three cells of the highlight notebook as the student sees them; then editing the
-    first line of the plain cell switches it to TenFlang and back."""
+    """The cells of the highlight notebook as the student sees them; then editing the first
+    line of the plain cell switches it to TenFlang and back."""
     page.locator(".jp-Notebook .jp-CodeCell .cm-tenflang-instruction").first.wait_for()
     tenflang = _tokens(page, 0)
     found = _categories(tenflang)
@@ -288,6 +306,28 @@ def _check_highlighting(page: Page, app: str) -> None:
     assert name["color"] != keyword["color"], f"{app}: TenFlang's lambda looks like a keyword"
     assert not any(t["classes"] for t in _tokens(page, 2)), \
         f"{app}: a cell without the magic got TenFlang classes"
+
+    # the same categories as the Pygments lexer (what nbconvert and Sphinx show) token by token
+    program = LEXER_CELL.split("\n", 1)[1]
+    expected = [(text, PYGMENTS_CATEGORY[str(kind)]) for kind, text in
+                lex(program, TenFlangLexer(stripnl=False)) if text.strip()]
+    # where the lexer has no word list to go by, the highlighter goes by position: the macro
+    # `sq` is applied like an operator (`c = sq a`)
+    expected = [(text, "operator" if text == "sq" else category) for text, category in expected]
+    # CodeMirror draws only the lines near the viewport: bring the whole cell in, wait for all
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(3)
+    cell.evaluate("element => element.scrollIntoView({block: 'start'})")
+    expect(cell.locator(".cm-line")).to_have_count(LEXER_CELL.count("\n") + 1)
+    seen = [(t["text"], "/".join(c.removeprefix("cm-tenflang-") for c in t["classes"]))
+            for t in _tokens(page, 3)]
+    assert seen[:2] == [("%%tenflang_check", "magic"), ("gcp", "model")]
+    seen = seen[2:]
+    # the lists may differ in length: compare up to the shorter
+    pairs = zip(seen, expected, strict=False)
+    first = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(seen), len(expected)))
+    assert seen == expected, (f"{app}: the highlighter and the Pygments lexer disagree from "
+                              f"token {first}: {seen[first:first + 4]} vs "
+                              f"{expected[first:first + 4]}")
 
     # typing the magic line turns the plain cell into TenFlang; deleting it turns it back
     plain = page.locator(".jp-Notebook .jp-CodeCell").nth(2)
@@ -334,8 +374,8 @@ def test_tenflang_cells_are_highlighted(tmp_path: Path, page: Page, app: str) ->
     root = tmp_path / "root"
     root.mkdir()
     name = "highlight.ipynb"
-    (root / name).write_text(json.dumps(_notebook([TENFLANG_CELL, PYTHON_CELL, PLAIN_CELL])),
-                             "utf-8")
+    cells = [TENFLANG_CELL, PYTHON_CELL, PLAIN_CELL, LEXER_CELL]
+    (root / name).write_text(json.dumps(_notebook(cells)), "utf-8")
     with jupyter_lab(root, tmp_path / "server", app=app) as server:
         page.goto(server.url(f"lab/tree/{name}" if app == "lab" else f"notebooks/{name}"))
         page.locator(".jp-Notebook .jp-CodeCell").nth(2).wait_for()

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import venv
 from pathlib import Path
 
 import pytest
@@ -120,12 +121,16 @@ def test_install_puts_the_extension_where_jupyterlab_looks(tmp_path: Path,
                                                            editable: bool) -> None:
     """``pip install .`` and ``pip install -e .`` both install the committed build under
     ``share/jupyter/labextensions/tenflang-nb`` (hatchling's shared-data): no Node.js."""
-    prefix = tmp_path / "prefix"
-    argv = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--prefix", str(prefix),
+    # a throw-away venv, filled by this pip through --python: installing with --prefix would
+    # first uninstall the package from the environment running the tests
+    target = tmp_path / "venv"
+    venv.create(target, with_pip=False)
+    python = target / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    argv = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
             *(["-e"] if editable else []), str(REPO)]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}"
-    installed = prefix / "share" / "jupyter" / "labextensions" / NAME
+    installed = target / "share" / "jupyter" / "labextensions" / NAME
     tree = _tree(installed)
     install_json = json.loads(tree.pop("install.json"))
     assert install_json["packageName"] == "tenflang_nb"
