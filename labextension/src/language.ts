@@ -71,6 +71,7 @@ const END = '(?![A-Za-z0-9_./:])';
 const NAME = '[A-Za-z_][A-Za-z0-9_.]*';
 const DERIVATIVE = new RegExp(`^d/${NAME}/d/${NAME}(?::[0-9]+)?${END}`);
 const WORD = new RegExp(`^${NAME}${END}`);
+const MACRO = new RegExp(`^#macro${END}`);
 const NUMBER = new RegExp(
   `^[+-]?(?:(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+(?:[eE][+-]?[0-9]+)?)${END}`
 );
@@ -116,7 +117,12 @@ function magicToken(stream: StringStream, state: IState): Category {
   return category;
 }
 
-function wordCategory(word: string, stream: StringStream, state: IState): Category {
+function wordCategory(
+  word: string,
+  stream: StringStream,
+  head: string,
+  afterEquals: boolean
+): Category {
   if (INSTRUCTIONS.has(word)) {
     return 'instruction';
   }
@@ -131,14 +137,14 @@ function wordCategory(word: string, stream: StringStream, state: IState): Catego
   }
   // Not (yet) in the bundled list, but where an operator goes: `define n = OP operand`.
   // An operator added to the Python table is then coloured before the bundle is rebuilt.
-  if (state.afterEquals && APPLYING.has(state.head) && stream.match(/^[ \t]+[^\s#;]/, false)) {
+  if (afterEquals && APPLYING.has(head) && stream.match(/^[ \t]+[^\s#;]/, false)) {
     return 'operator';
   }
   return 'name';
 }
 
 function programToken(stream: StringStream, state: IState): Category {
-  if (stream.match(/^#macro(?![A-Za-z0-9_./:])/)) {
+  if (stream.match(MACRO)) {
     state.head = '#macro';
     return 'macro';
   }
@@ -167,9 +173,7 @@ function programToken(stream: StringStream, state: IState): Category {
   }
   const word = stream.match(WORD) as RegExpMatchArray | null;
   if (word) {
-    state.afterEquals = afterEquals;
-    const category = wordCategory(word[0], stream, state);
-    state.afterEquals = false;
+    const category = wordCategory(word[0], stream, state.head, afterEquals);
     if (!state.head) {
       state.head = word[0];
     }
