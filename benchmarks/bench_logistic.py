@@ -27,7 +27,7 @@ import numpy as np
 from common import machine, one_thread, seconds, table, timed, torch_or_none
 
 from tenflang_nb.core import api
-from tenflang_nb.core.graph import SEED_EXAMPLE
+from tenflang_nb.core.examples import SEED_EXAMPLE
 
 LR = 0.1
 TRUE_W = 1.7

@@ -20,7 +20,7 @@ import numpy as np
 from common import one_thread, seconds, table
 
 from tenflang_nb.core import api
-from tenflang_nb.core.graph import SEED_EXAMPLE
+from tenflang_nb.core.examples import SEED_EXAMPLE
 
 
 def per_call(fn: Callable[[], Any], repeat: int) -> float:

@@ -14,29 +14,33 @@ from __future__ import annotations
 from typing import Any
 
 from .core.api import (
+    DataTable,
     Gcp,
     GradientDescent,
     Program,
     TenFlangError,
     TrainResult,
+    TrainSettings,
     check,
     compile,
     evaluate,
-    expand,
     interpret,
     load_data,
     parse,
     parse_file,
+    preprocess,
     train,
     trainer,
 )
+from .core.examples import SEED_EXAMPLE
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Gcp", "GradientDescent", "Program", "TenFlangError", "TrainResult", "__version__",
-    "check", "compile", "evaluate", "expand", "interpret", "load_data", "load_ipython_extension",
-    "parse", "parse_file", "train", "trainer", "unload_ipython_extension",
+    "SEED_EXAMPLE", "DataTable", "Gcp", "GradientDescent", "Program", "TenFlangError",
+    "TrainResult", "TrainSettings", "__version__", "check", "compile", "evaluate", "interpret",
+    "load_data", "load_ipython_extension", "parse", "parse_file", "preprocess", "train",
+    "trainer", "unload_ipython_extension",
 ]
 
 

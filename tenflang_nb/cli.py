@@ -16,10 +16,14 @@ from collections.abc import Callable, Sequence
 
 from . import __version__
 from .core import api
+from .core.bindings import weight_record
+from .core.datafiles import format_record, read_data
 from .core.errors import Diagnostic, TenFlangError
+from .core.ops import describe_operators
+from .core.preprocess import preprocess_text
+from .core.settings import SETTINGS, SettingsError, TrainSettings
 from .core.textio import read_text, write_atomic
-from .core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, INITS, OPTIMIZERS, Record
-from .core.vectors import format_vector, read_vectors
+from .core.train import Record
 
 
 def _emit(text: str, output: str | None) -> None:
@@ -34,26 +38,6 @@ def _warn(diags: Sequence[Diagnostic], quiet: bool) -> None:
     if not quiet:
         for d in diags:
             print(d.render(), file=sys.stderr)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: '{text}'")
-    return value
-
-
-def _nonneg_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0: '{text}'")
-    return value
 
 
 def _parser(prog: str, description: str, epilog: str) -> argparse.ArgumentParser:
@@ -106,17 +90,13 @@ def _compiler(argv: list[str] | None) -> int:
                    help="print the table of operators and exit")
     args = p.parse_args(argv)
     if args.list_ops:
-        from .core.ops import describe_operators
-
         _emit(describe_operators(), args.output)
         return 0
     if args.shape is None:
         p.error("the following arguments are required: SHAPE.tf")
     text = read_text(args.shape)
     if args.expand:
-        from .core.expand import expand_text
-
-        _emit(expand_text(text, args.shape), args.output)
+        _emit(preprocess_text(text, args.shape), args.output)
         return 0
     program = api.parse(text, args.shape)
     gcp = api.compile(program, full=args.full)
@@ -156,42 +136,60 @@ def _write_log(path: str, trainer: api.GradientDescent) -> None:
     write_atomic(path, "\n".join(rows) + "\n")
 
 
+def _check_writable(path: str) -> str | None:
+    """Why ``path`` cannot be written (checked before a long run, not after), or None."""
+    if os.path.isdir(path):
+        return f"{path} is a directory"
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        return f"no such directory: {directory}"
+    if not os.access(directory, os.W_OK | os.X_OK) or (
+            os.path.exists(path) and not os.access(path, os.W_OK)):
+        return f"cannot write {path}: permission denied"
+    return None
+
+
+def _add_settings(p: argparse.ArgumentParser) -> None:
+    # the options are the training settings' own table: names, help, defaults, choices
+    # (no argparse choices: a bad value gets TrainSettings' message, as everywhere else)
+    for setting in SETTINGS.values():
+        default = "" if setting.default is None else f" (default {setting.default})"
+        p.add_argument(setting.option, dest=setting.name, default=setting.default,
+                       metavar=setting.name.upper(), help=setting.help + default)
+
+
+def _settings(p: argparse.ArgumentParser, args: argparse.Namespace) -> TrainSettings:
+    """The options as checked settings; a bad one is a usage error (exit status 2)."""
+    try:
+        values = {name: setting.parse(value) if isinstance(value, str) else value
+                  for name, setting in SETTINGS.items()
+                  for value in [getattr(args, name)]}
+        return TrainSettings(**values)
+    except SettingsError as exc:
+        p.error(exc.diagnostics[0].message)
+
+
 def _weightcalc(argv: list[str] | None) -> int:
     p = _parser("tfweightcalc", "Find the weights minimising the mean loss over the training "
                 "data by gradient descent, running the GCP on all examples at once.",
                 "example:\n  tfweightcalc gcp.tf training_data.txt > weights.txt\n\n"
-                "DATA: one vector per line ({x: 1, y: 0}), a CSV file with a header, or the "
-                "original's 'name value' lines.")
+                "DATA: one record per line ({x: 1, y: 0}), a CSV file with a header, the "
+                "original's 'name value' lines, or an .npz file.")
     p.add_argument("gcp", metavar="GCP.tf", help="a gradient program made by tfcompiler")
     p.add_argument("data", metavar="DATA", help="the training data (inputs and expected "
                    "outputs)")
-    p.add_argument("--lr", type=_nonneg_float, default=DEFAULT_LR,
-                   help=f"learning rate (default {DEFAULT_LR})")
-    p.add_argument("--tol", type=_nonneg_float, default=DEFAULT_TOL,
-                   help=f"stop when ||gradient|| <= TOL (default {DEFAULT_TOL})")
-    p.add_argument("--max-iter", type=_positive_int, default=DEFAULT_MAX_ITER,
-                   help=f"at most this many updates (default {DEFAULT_MAX_ITER})")
-    p.add_argument("--init", choices=INITS, default="auto",
-                   help="initial weights: zeros; normal (N(0, 1/fan_in)); auto (default: "
-                        "matrices normal, scalars and vectors zero)")
-    p.add_argument("--seed", type=int, default=0, help="random seed for --init (default 0)")
+    _add_settings(p)
     p.add_argument("--log", metavar="FILE", help="write iteration,loss,grad_norm as CSV")
-    p.add_argument("--batch-size", type=_positive_int, metavar="N",
-                   help="train on shuffled mini-batches of N examples (default: the whole "
-                        "training set at every step, as the original did)")
-    p.add_argument("--optimizer", choices=OPTIMIZERS, default="gd",
-                   help="update rule: gd (default, w -= lr*grad), momentum, adam")
-    p.add_argument("--momentum", type=_nonneg_float, default=0.9,
-                   help="momentum coefficient for --optimizer momentum (default 0.9)")
     args = p.parse_args(argv)
-    if args.batch_size == 0:
-        p.error("--batch-size must be >= 1")
+    settings = _settings(p, args)
+    if args.log:
+        problem = _check_writable(args.log)
+        if problem:
+            p.error(f"argument --log: {problem}")
     gcp = api.parse(read_text(args.gcp), args.gcp)
-    data = read_vectors(args.data)
-    trainer = api.trainer(gcp, data, lr=args.lr, tol=args.tol, max_iter=args.max_iter,
-                          init=args.init, seed=args.seed, batch_size=args.batch_size,
-                          optimizer=args.optimizer, momentum=args.momentum)
-    progress = _Progress(sys.stderr.isatty() and not args.quiet, args.max_iter)
+    data = read_data(args.data)
+    trainer = api.trainer(gcp, data, settings)
+    progress = _Progress(sys.stderr.isatty() and not args.quiet, settings.max_iter)
     try:
         trainer.run(progress)
     finally:
@@ -201,13 +199,13 @@ def _weightcalc(argv: list[str] | None) -> int:
     if not args.quiet:
         if trainer.converged:
             state = f"converged after {trainer.iterations} iterations"
-        elif args.tol == 0:
+        elif settings.tol == 0:
             state = f"ran {trainer.iterations} iterations (--tol 0: no convergence test)"
         else:
-            state = f"warning: stopped by --max-iter {args.max_iter} before converging"
+            state = f"warning: stopped by --max-iter {settings.max_iter} before converging"
         print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss!r}, "
-              f"|grad| {last.grad_norm:.3g} (tol {args.tol})", file=sys.stderr)
-    _emit(format_vector(trainer.weights) + "\n", args.output)
+              f"|grad| {last.grad_norm:.3g} (tol {settings.tol})", file=sys.stderr)
+    _emit(format_record(trainer.weights) + "\n", args.output)
     return 0
 
 
@@ -220,26 +218,24 @@ def weightcalc_main(argv: list[str] | None = None) -> int:
 
 
 def _evaluate(argv: list[str] | None) -> int:
-    p = _parser("tfevaluate", "Run a TenFlang program once per input vector and print its "
-                "output and loss values, one vector per line (null: no value).",
+    p = _parser("tfevaluate", "Run a TenFlang program once per input record and print its "
+                "output and loss values, one record per line (null: no value).",
                 "example:\n  tfevaluate shape.tf new_inputs.txt weights.txt")
     p.add_argument("program", metavar="PROGRAM.tf")
-    p.add_argument("inputs", metavar="INPUTS", help="one or more input vectors")
+    p.add_argument("inputs", metavar="INPUTS", help="one or more input records")
     p.add_argument("weights", metavar="WEIGHTS", nargs="?",
-                   help="the weight vector (from tfweightcalc); omit it when the inputs "
-                        "give the weights")
+                   help="the weights (one record, from tfweightcalc); omit it when the "
+                        "inputs give the weights")
     args = p.parse_args(argv)
     program = api.parse(read_text(args.program), args.program)
-    inputs = read_vectors(args.inputs)
+    inputs = read_data(args.inputs)
     weights = None
     if args.weights:
-        from .core.bindings import weight_vector
-
-        weights = weight_vector(program, read_vectors(args.weights))
+        weights = weight_record(program, read_data(args.weights))
     results = api.evaluate(program, inputs, weights)
     if not args.quiet:
         _warn_nonfinite(program, inputs, weights, results)
-    _emit("".join(format_vector(r) + "\n" for r in results), args.output)
+    _emit("".join(format_record(r) + "\n" for r in results), args.output)
     return 0
 
 
@@ -251,11 +247,11 @@ def _warn_nonfinite(program: api.Program, inputs: object, weights: dict | None,
     for i, row in enumerate(results):
         for name, value in row.items():
             if value is not None and not np.all(np.isfinite(value)):
-                vector = inputs.vector(i)  # type: ignore[attr-defined]
-                bad = api.first_nonfinite(program, {**vector, **(weights or {})}, name)
+                record = inputs.record(i)  # type: ignore[attr-defined]
+                bad = api.first_nonfinite(program, {**record, **(weights or {})}, name)
                 where = bad.src.diag(f"'{bad.target}' is NaN or infinite here",
                                      1, severity="warning").render() if bad else ""
-                print(f"tfevaluate: warning: vector {i + 1}: '{name}' is not finite"
+                print(f"tfevaluate: warning: record {i + 1}: '{name}' is not finite"
                       + (f"\n{where}" if where else ""), file=sys.stderr)
                 return
 

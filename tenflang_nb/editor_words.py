@@ -3,11 +3,12 @@
 The extension's TypeScript (``labextension/``) never spells a TenFlang word: its build runs
 ``python -m tenflang_nb.editor_words src/words.ts``, which writes them from the tables
 imported below, the one place the extension's words come from. So a new operator in
-``core/ops.py`` reaches the highlighter by rebuilding (``bash scripts/build-labextension``);
-until then the highlighter still colours it as an operator from its position.
+``core/ops.py`` (or a word in ``core/lexical.py``) reaches the highlighter by rebuilding
+(``bash scripts/build-labextension``); until then the highlighter still colours an operator
+as one from its position.
 
 >>> words = word_lists()
->>> words["instructions"]
+>>> sorted(words["instructions"])
 ['declare', 'declare_vector', 'define', 'define_vector']
 >>> "mul" in words["operators"], "--no-live" in words["flags"]
 (True, True)
@@ -19,8 +20,8 @@ import json
 import sys
 from pathlib import Path
 
+from .core.lexical import INSTRUCTIONS, KINDS, MACRO_DIRECTIVE, RESERVED_WORDS
 from .core.ops import operator_names
-from .core.syntax import KINDS, RESERVED
 
 __all__ = ["word_lists", "words_json", "write_words_module"]
 
@@ -51,14 +52,15 @@ def _cell_magic_flags() -> list[str]:
 
 
 def word_lists() -> dict[str, list[str]]:
-    """The highlighter's word lists: ``instructions``, ``kinds``, ``operators`` (aliases
-    included), ``reserved`` (every other reserved word) and the magics' ``flags``."""
-    instructions = sorted(w for w in RESERVED if w.startswith(("declare", "define")))
+    """The highlighter's word lists: ``instructions``, ``macro`` (the directive, one word),
+    ``kinds``, ``operators`` (aliases included), ``reserved`` (every other reserved word) and
+    the magics' ``flags``."""
     return {
-        "instructions": instructions,
+        "instructions": list(INSTRUCTIONS),
+        "macro": [MACRO_DIRECTIVE],
         "kinds": list(KINDS),
         "operators": list(operator_names()),
-        "reserved": sorted(w for w in RESERVED if w not in instructions and w != "="),
+        "reserved": sorted(RESERVED_WORDS - {*INSTRUCTIONS, "="}),
         "flags": _cell_magic_flags(),
     }
 

@@ -1,7 +1,7 @@
 """A Pygments lexer for TenFlang, built from the core's own tables.
 
-Keywords come from :data:`tenflang_nb.core.syntax.KINDS`, :data:`~tenflang_nb.core.syntax.RESERVED`
-and :func:`tenflang_nb.core.ops.operator_names`, so a new operator in ``ops.py`` is highlighted
+Words, names and numbers come from :mod:`tenflang_nb.core.lexical` and operators from
+:func:`tenflang_nb.core.ops.operator_names`, so a new operator in ``ops.py`` is highlighted
 without touching this file. Registered under the ``pygments.lexers`` entry point, so
 ``pygmentize -l tenflang`` and nbconvert find it.
 
@@ -25,17 +25,23 @@ from pygments.token import (
     Whitespace,
 )
 
+from .core.lexical import (
+    INSTRUCTIONS,
+    INT_PATTERN,
+    KINDS,
+    MACRO_DIRECTIVE,
+    NAME_PATTERN,
+    NUMBER_PATTERN,
+    RESERVED_WORDS,
+)
 from .core.ops import operator_names
-from .core.syntax import KINDS, RESERVED
 
 __all__ = ["TenFlangLexer"]
 
 # A word ends where a name could not continue: names may hold '.', and 'd/L/d/v:0' ':' and '/'.
 _END = r"(?![A-Za-z0-9_./:])"
 _START = r"(?<![A-Za-z0-9_./:])"
-_INSTRUCTIONS = sorted(w for w in RESERVED if w.startswith(("declare", "define")))
-_OTHER_RESERVED = sorted(w for w in RESERVED if w not in _INSTRUCTIONS and w != "=")
-_NAME = r"[A-Za-z_][A-Za-z0-9_.]*"
+_OTHER_RESERVED = sorted(w for w in RESERVED_WORDS if w not in INSTRUCTIONS and w != "=")
 
 
 class TenFlangLexer(RegexLexer):
@@ -57,19 +63,18 @@ class TenFlangLexer(RegexLexer):
             (r"[ \t]+", Whitespace),
             (r"\n", Whitespace),
             # the original's macro directive is a line of ';'-separated statements
-            (r"#macro" + _END, Comment.Preproc),
+            (MACRO_DIRECTIVE + _END, Comment.Preproc),
             (r"#[^\n]*", Comment.Single),
             (r";", Punctuation),
-            (words(_INSTRUCTIONS, prefix=_START, suffix=_END), Keyword),
+            (words(INSTRUCTIONS, prefix=_START, suffix=_END), Keyword),
             (words(KINDS, prefix=_START, suffix=_END), Keyword.Type),
             (words(operator_names(), prefix=_START, suffix=_END), Name.Builtin),
             (words(_OTHER_RESERVED, prefix=_START, suffix=_END), Keyword.Reserved),
             # a generated adjoint or partial: d/L/d/v, d/o/d/z:0
-            (rf"d/{_NAME}/d/{_NAME}(?::[0-9]+)?" + _END, Name.Variable.Magic),
-            (_NAME + _END, Name.Variable),
-            (r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?" + _END, Number.Float),
-            (r"[+-]?[0-9]+[eE][+-]?[0-9]+" + _END, Number.Float),
-            (r"[+-]?[0-9]+" + _END, Number.Integer),
+            (r"(?=d/)" + NAME_PATTERN + _END, Name.Variable.Magic),
+            (NAME_PATTERN + _END, Name.Variable),
+            (INT_PATTERN + _END, Number.Integer),
+            (NUMBER_PATTERN + _END, Number.Float),
             (r"=", Operator),
             (r"[\[\],]", Punctuation),
             (r"[^ \t\n]+", Text),  # anything else: the checker reports it, we just show it
@@ -83,5 +88,5 @@ class TenFlangLexer(RegexLexer):
         code = [s for s in lines if not s.startswith("#")]
         if not code:
             return 0.0
-        hits = sum(s.split(None, 1)[0] in _INSTRUCTIONS for s in code)
+        hits = sum(s.split(None, 1)[0] in INSTRUCTIONS for s in code)
         return 0.9 * hits / len(code)

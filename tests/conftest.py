@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,6 +20,9 @@ BIN = Path(sys.executable).parent
 # tests/ is not a package: let the test modules import helpers_fd
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+if TYPE_CHECKING:
+    from docs_support import SiteBuild
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +36,15 @@ def original_dir() -> Path:
 def program_text(*lines: str) -> str:
     """Program text from lines, newline-terminated."""
     return "".join(f"{line}\n" for line in lines)
+
+
+def hypothesis_settings(max_examples: int) -> Any:
+    """The project's hypothesis settings: reproducible runs (derandomized, no example
+    database) with no deadline, since a case compiles and runs a whole program."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 @dataclass(frozen=True)
@@ -89,3 +102,15 @@ def run_calls(cli: Runner, calls: Sequence[Call]) -> list[Result]:
         futures = [pool.submit(cli, c.command, *c.args, cwd=c.cwd, env=dict(c.env))
                    for c in calls]
         return [f.result() for f in futures]
+
+
+@pytest.fixture(scope="session")
+def website(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
+    """The website, built once per session as ``bash scripts/docs`` builds it.
+
+    Skips when the ``docs`` extra is missing (scripts/test installs it).
+    """
+    pytest.importorskip("myst_nb", reason="the website needs pip install -e '.[docs]'")
+    from docs_support import build_site
+
+    return build_site(tmp_path_factory.mktemp("site"))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tenflang_nb.core import api
+from tenflang_nb.core import api, gradcheck
 from tenflang_nb.core.backprop import Gcp, adjoint_name
 from tenflang_nb.core.plan import Plan
 from tenflang_nb.core.program import Program, parse
@@ -52,19 +52,10 @@ def loss_of(program: Program, values: Mapping[str, Any]) -> float:
 
 def fd_gradient(program: Program, values: Mapping[str, Any], name: str,
                 rel_step: float = REL_STEP) -> np.ndarray:
-    """Central-difference d(loss)/d(name), one component at a time."""
+    """Central-difference d(loss)/d(name), one component at a time (the core's oracle)."""
     base = as_values(values)
-    x = base[name]
-    grad = np.zeros(x.shape)
-    for idx in np.ndindex(x.shape):
-        h = rel_step * max(1.0, abs(float(x[idx])))
-        up = {k: v.copy() for k, v in base.items()}
-        down = {k: v.copy() for k, v in base.items()}
-        up[name][idx] += h
-        down[name][idx] -= h
-        step = float(up[name][idx] - down[name][idx])  # the step actually taken
-        grad[idx] = (loss_of(program, up) - loss_of(program, down)) / step
-    return grad
+    return gradcheck.fd_gradient(lambda x: loss_of(program, {**base, name: x}), base[name],
+                                 eps=rel_step, relative=True)
 
 
 def gcp_gradients(gcp: Gcp, values: Mapping[str, Any], names: Iterable[str]

@@ -22,8 +22,8 @@ from conftest import Call, Result, Runner, program_text, run_calls
 
 from tenflang_nb import cli as tfcli
 from tenflang_nb.core import api, ops
+from tenflang_nb.core.datafiles import parse_data
 from tenflang_nb.core.program import parse
-from tenflang_nb.core.vectors import parse_vectors
 
 V0_SHAPE = program_text(
     "declare input x", "declare weight w", "declare exp_output y", "declare output o",
@@ -155,10 +155,10 @@ BAD: dict[str, Bad] = {
     "original_format_undeclared": weightcalc("x\t1\ny\t4\nzeta\t2\n", 3,
                                              "'zeta' is not declared", "zeta"),
     "data_not_utf8": weightcalc(b"{x: 1, y: 4}\n{x: \xff}\n", 2, "not UTF-8"),
-    "data_empty": weightcalc("", None, "no vectors"),
+    "data_empty": weightcalc("", None, "no records"),
     "weights_undeclared": evaluate("{x: 1}\n", "{w: 2, v: 3}\n", 1, "'v' is not declared",
                                    "v"),
-    "weights_two_vectors": evaluate("{x: 1}\n", "{w: 2}\n{w: 3}\n", None, "one vector",
+    "weights_two_records": evaluate("{x: 1}\n", "{w: 2}\n{w: 3}\n", None, "one record",
                                     None),
     "weights_missing_a_weight": evaluate("{x: 1}\n", "{}\n", 2, "no value for weight 'w'",
                                          None, file="shape.tf"),
@@ -352,7 +352,7 @@ def test_compile_train_evaluate(cli: Runner, tmp_path: Path) -> None:
                   cwd=tmp_path)
     assert trained.returncode == 0 and trained.stdout == ""
     assert "converged" in trained.stderr
-    weights = parse_vectors((tmp_path / "w.txt").read_text()).vector(0)
+    weights = parse_data((tmp_path / "w.txt").read_text()).record(0)
     assert set(weights) == {"w"}
     assert abs(float(weights["w"]) - 57 / 14) < 1e-4  # type: ignore[arg-type]
     # the log: a header, one row per evaluation, the last one below the tolerance
@@ -364,8 +364,8 @@ def test_compile_train_evaluate(cli: Runner, tmp_path: Path) -> None:
     # evaluating the training data with the printed weights gives the last record's loss
     evaluated = cli("tfevaluate", "shape.tf", "data.txt", "w.txt", cwd=tmp_path)
     assert evaluated.returncode == 0, evaluated.stderr
-    table = parse_vectors(evaluated.stdout)
-    losses = [table.vector(i)["lambda"] for i in range(len(table))]
+    table = parse_data(evaluated.stdout)
+    losses = [table.record(i)["lambda"] for i in range(len(table))]
     assert len(losses) == 3
     assert float(np.mean(losses)) == pytest.approx(float(rows[-1]["loss"]), rel=1e-15)
     assert f"{float(rows[-1]['loss'])!r}" in trained.stderr
@@ -387,12 +387,12 @@ def test_tensor_pipeline_with_csv_data(cli: Runner, tmp_path: Path) -> None:
     trained = cli("tfweightcalc", "gcp.tf", "data.csv", "--tol", "1e-9", "--max-iter", "5000",
                   "-o", "w.txt", cwd=tmp_path)
     assert trained.returncode == 0, trained.stderr
-    weights = parse_vectors((tmp_path / "w.txt").read_text()).vector(0)
+    weights = parse_data((tmp_path / "w.txt").read_text()).record(0)
     np.testing.assert_allclose(weights["W"], [3.0, -1.0], atol=1e-6)  # type: ignore[arg-type]
     assert abs(float(weights["b"])) < 1e-6  # type: ignore[arg-type]
     new = cli("tfevaluate", "lin.tf", "new.csv", "w.txt", cwd=tmp_path)
     assert new.returncode == 0
-    assert parse_vectors(new.stdout).vector(0) == {"L": None}
+    assert parse_data(new.stdout).record(0) == {"L": None}
 
 
 def test_weights_in_the_inputs_and_the_seed_example(cli: Runner, tmp_path: Path) -> None:
@@ -482,8 +482,9 @@ def test_help_version_and_operator_list(cli: Runner, tmp_path: Path) -> None:
     compiler_help, weightcalc_help, version, listing = run_calls(cli, calls)
     assert compiler_help.returncode == 0 and "--full" in compiler_help.stdout
     assert weightcalc_help.returncode == 0
+    words = " ".join(weightcalc_help.stdout.split())  # argparse wraps long help lines
     for default in ("default 0.1", "default 0.0005", "default 1000"):
-        assert default in weightcalc_help.stdout
+        assert default in words
     assert version.returncode == 0 and version.stdout.startswith("tfevaluate ")
     assert listing.returncode == 0
     for op in ops.OPS_LIST:
@@ -511,5 +512,5 @@ def test_tfevaluate_warns_where_a_value_stops_being_finite(tmp_path: Path) -> No
                            str(inputs)], capture_output=True, text=True, check=False)
     assert proc.returncode == 0
     assert proc.stdout.splitlines() == ["{o: 0.0}", "{o: nan}"]
-    assert "vector 2: 'o' is not finite" in proc.stderr
+    assert "record 2: 'o' is not finite" in proc.stderr
     assert "line 5" in proc.stderr and "define o = ln t" in proc.stderr

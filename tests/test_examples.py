@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tenflang_nb.core.vectors import VectorTable, parse_vectors, read_vectors
+from tenflang_nb.core.datafiles import DataTable, parse_data, read_data
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 BIN = Path(sys.executable).parent
@@ -60,13 +60,13 @@ def train(cwd: Path, example: str) -> dict[str, np.ndarray]:
     data, options = TRAINING[example]
     tool("tfcompiler", "shape.tf", "-o", "gcp.tf", cwd=cwd)
     tool("tfweightcalc", "gcp.tf", data, *options, "-o", "weights.txt", cwd=cwd)
-    table = read_vectors(cwd / "weights.txt")
+    table = read_data(cwd / "weights.txt")
     assert len(table) == 1
     return {name: table.columns[name][0] for name in table.names}
 
 
-def evaluate(cwd: Path, *args: str) -> VectorTable:
-    return parse_vectors(tool("tfevaluate", *args, cwd=cwd), "<tfevaluate>")
+def evaluate(cwd: Path, *args: str) -> DataTable:
+    return parse_data(tool("tfevaluate", *args, cwd=cwd), "<tfevaluate>")
 
 
 def logistic(z: np.ndarray | float) -> np.ndarray:
@@ -111,7 +111,7 @@ def test_logistic_learns_the_true_weight(workdir: Path) -> None:
     # least squares on this data gives 1.6977 with a standard error of 0.016
     assert abs(w - 1.7) < 0.03
     out = evaluate(workdir, "shape.tf", "new_inputs.txt", "weights.txt")
-    x = read_vectors(workdir / "new_inputs.txt").columns["x"]
+    x = read_data(workdir / "new_inputs.txt").columns["x"]
     np.testing.assert_allclose(out.columns["o"], logistic(w * x), rtol=1e-12)
     assert list(out.present["lambda"]) == [True, True, True, False]  # no y: null loss
 
@@ -121,7 +121,7 @@ def test_logistic_demo_commands_run_with_defaults(workdir: Path) -> None:
     # scripts/demo runs exactly these; the README shows their (not yet converged) result
     tool("tfcompiler", "shape.tf", "-o", "gcp.tf", cwd=workdir)
     tool("tfweightcalc", "gcp.tf", "training_data.txt", "-o", "weights.txt", cwd=workdir)
-    w = read_vectors(workdir / "weights.txt").columns["w"][0]
+    w = read_data(workdir / "weights.txt").columns["w"][0]
     assert 1.5 < w < 1.7
     assert len(evaluate(workdir, "shape.tf", "new_inputs.txt", "weights.txt")) == 4
 
@@ -129,7 +129,7 @@ def test_logistic_demo_commands_run_with_defaults(workdir: Path) -> None:
 @pytest.mark.parametrize("workdir", ["linear"], indirect=True)
 def test_linear_matches_least_squares(workdir: Path) -> None:
     weights = train(workdir, "linear")
-    table = read_vectors(workdir / "training_data.csv")
+    table = read_data(workdir / "training_data.csv")
     design = np.column_stack([table.columns["x"], np.ones(len(table))])
     (a, b), *_ = np.linalg.lstsq(design, table.columns["y"], rcond=None)
     # |grad| <= 5e-4 on a bowl of curvature >= ~1 leaves the weights within ~5e-4
@@ -137,7 +137,7 @@ def test_linear_matches_least_squares(workdir: Path) -> None:
     assert abs(weights["b"] - b) < 1e-3
     assert abs(a - 2.5) < 0.1 and abs(b + 1.0) < 0.1
     out = evaluate(workdir, "shape.tf", "new_inputs.csv", "weights.txt")
-    x = read_vectors(workdir / "new_inputs.csv").columns["x"]
+    x = read_data(workdir / "new_inputs.csv").columns["x"]
     np.testing.assert_allclose(out.columns["o"], weights["a"] * x + weights["b"], rtol=1e-12)
     assert not out.present["lambda"][-1]
 
@@ -174,7 +174,7 @@ def test_digits_training_accuracy(workdir: Path) -> None:
     accuracy = float(report.split()[1])
     assert accuracy >= 0.97, report
     # the same figure straight from the logits, not trusting accuracy.py
-    logits = parse_vectors(predictions, "<tfevaluate>").columns["logits"]
+    logits = parse_data(predictions, "<tfevaluate>").columns["logits"]
     with np.load(workdir / "digits.npz") as data:
         labels = data["y"].argmax(axis=1)
     assert math.isclose(float(np.mean(logits.argmax(axis=1) == labels)), accuracy,

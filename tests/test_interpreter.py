@@ -181,7 +181,7 @@ TENSOR_EXPECTED: list[tuple[str, str, dict[str, tuple[int, ...]], Any]] = [
     ("sumto_rows", "sumto A v", {"A": (2, 3), "v": (3,)}, lambda A, v: A[0] + A[1]),
     ("sumto_column", "sumto A K", {"A": (2, 3), "K": (2, 1)},
      lambda A, K: np.array([[sum(A[0])], [sum(A[1])]])),
-    ("expand", "expand v A", {"v": (3,), "A": (2, 3)}, lambda v, A: np.array([v, v])),
+    ("broadcast", "broadcast v A", {"v": (3,), "A": (2, 3)}, lambda v, A: np.array([v, v])),
     ("broadcast_add", "add A v", {"A": (2, 3), "v": (3,)}, lambda A, v: A + np.array([v, v])),
     ("broadcast_column", "mul A K", {"A": (2, 3), "K": (2, 1)},
      lambda A, K: np.array([A[0] * K[0, 0], A[1] * K[1, 0]])),
@@ -268,11 +268,11 @@ def test_batch_axis_is_not_confused_with_a_data_axis() -> None:
     np.testing.assert_array_equal(run.value("t"), v[None, :] + x[:, None])
 
 
-def test_expand_of_a_batch_of_scalars_over_a_shared_vector() -> None:
-    # regression: expand (sum's derivative) put the batch axis of per-example scalars on the
+def test_broadcast_of_a_batch_of_scalars_over_a_shared_vector() -> None:
+    # regression: broadcast (sum's derivative) put the batch axis of per-example scalars on the
     # vector's data axis, and crashed for N > 1 (found by test_random_programs)
     source = program_text("declare input g", "declare weight v [2]", "declare output o",
-                          "define o = expand g v")
+                          "define o = broadcast g v")
     g = np.array([1.0, 2.0, 3.0])
     run = Plan(parse(source)).bind({"g": g, "v": np.zeros(2)}, n=3)
     run.run()

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tenflang_nb.core.lexical import INSTRUCTIONS, KINDS, MACRO_DIRECTIVE, RESERVED_WORDS
 from tenflang_nb.core.ops import operator_names
-from tenflang_nb.core.syntax import KINDS, RESERVED
 from tenflang_nb.editor_words import word_lists, words_json, write_words_module
 from tenflang_nb.notebook.magic import TenFlangMagics
 
@@ -41,9 +41,10 @@ def test_word_lists_are_the_python_tables() -> None:
     words = word_lists()
     assert words["kinds"] == list(KINDS)
     assert words["operators"] == list(operator_names())
-    assert set(words["instructions"]) | set(words["reserved"]) == set(RESERVED) - {"="}
+    assert words["instructions"] == list(INSTRUCTIONS)
+    assert words["macro"] == [MACRO_DIRECTIVE]
+    assert set(words["instructions"]) | set(words["reserved"]) == RESERVED_WORDS - {"="}
     assert not set(words["instructions"]) & set(words["reserved"])
-    assert {"declare", "define", "declare_vector", "define_vector"} == set(words["instructions"])
 
 
 def test_flags_are_the_magic_options_without_a_value() -> None:

@@ -10,9 +10,9 @@ from pygments.lexers import get_lexer_by_name
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, Text
 
 from tenflang_nb.core.api import compile, parse
-from tenflang_nb.core.graph import SEED_EXAMPLE
+from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.core.lexical import KINDS
 from tenflang_nb.core.ops import operator_names
-from tenflang_nb.core.syntax import KINDS
 from tenflang_nb.lexer import TenFlangLexer
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -14,8 +14,9 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 from tenflang_nb.core.api import compile, evaluate, parse, train
-from tenflang_nb.core.graph import SEED_EXAMPLE
-from tenflang_nb.notebook.magic import kernel_loop_running
+from tenflang_nb.core.errors import TenFlangError
+from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.notebook.loop import kernel_loop_running
 from tenflang_nb.notebook.model import TenFlangModel
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -141,8 +142,6 @@ def test_warnings_are_shown(ip: Any) -> None:
     ("1net", "not a valid Python name"),
     ("class", "not a valid Python name"),
     ("net --show graf", "unknown view 'graf'"),
-    ("net --lr -1", "learning rate must be > 0"),
-    ("net --init ones", "invalid choice: 'ones'"),
     ("net --train nowhere", "no variable named 'nowhere'"),
     ("net --train {data}", "no variable named '{data}'"),  # the line is not var-expanded
 ])
@@ -151,6 +150,22 @@ def test_bad_options_are_usage_errors_and_bind_nothing(ip: Any, line: str, messa
     result, _ = run(ip, line, SEED_EXAMPLE)
     assert isinstance(result.error_in_exec, UsageError)
     assert message in str(result.error_in_exec)
+    assert "net" not in ip.user_ns
+
+
+@pytest.mark.parametrize("line, message", [
+    ("net --lr -1", "lr must be a finite number >= 0, not -1.0"),
+    ("net --init ones", "init must be one of auto, zeros, normal, not 'ones'"),
+    ("net --seed -1", "seed must be an integer >= 0, not -1"),
+    ("net --momentum 1", "momentum must be a number in [0, 1), not 1.0"),
+    ("net --max-iter inf", "max_iter must be an integer, not 'inf'"),
+])
+def test_bad_settings_are_the_cores_errors_and_bind_nothing(ip: Any, line: str, message: str
+                                                             ) -> None:
+    result, cap = run(ip, line, SEED_EXAMPLE)
+    assert isinstance(result.error_in_exec, TenFlangError)
+    assert message in str(result.error_in_exec)
+    assert "Traceback" not in cap.stdout + cap.stderr
     assert "net" not in ip.user_ns
 
 

@@ -243,9 +243,10 @@ TENSOR_CASES: list[tuple[str, str, str, dict[str, tuple[int, ...]], tuple[int, .
     ("sumto_matrix_to_column", "sumto", "sumto A K", {"A": (2, 3), "K": (2, 1)}, (2, 1)),
     ("sumto_vector_to_scalar", "sumto", "sumto u s", {"u": (3,), "s": ()}, ()),
     ("sumto_same_shape", "sumto", "sumto u v", {"u": (3,), "v": (3,)}, (3,)),
-    ("expand_scalar_to_vector", "expand", "expand s v", {"s": (), "v": (3,)}, (3,)),
-    ("expand_row_to_matrix", "expand", "expand v A", {"v": (3,), "A": (2, 3)}, (2, 3)),
-    ("expand_column_to_matrix", "expand", "expand K A", {"K": (2, 1), "A": (2, 3)}, (2, 3)),
+    ("broadcast_scalar_to_vector", "broadcast", "broadcast s v", {"s": (), "v": (3,)}, (3,)),
+    ("broadcast_row_to_matrix", "broadcast", "broadcast v A", {"v": (3,), "A": (2, 3)}, (2, 3)),
+    ("broadcast_column_to_matrix", "broadcast", "broadcast K A", {"K": (2, 1), "A": (2, 3)},
+     (2, 3)),
 ]
 
 

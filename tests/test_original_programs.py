@@ -1,7 +1,7 @@
 """Every program of the original 2016 TenFlang (shared/original-tenflang) through the commands.
 
 The scalar programs compile and run as they are; the one with ``declare_vector``, ``dot`` and
-``#macro`` goes through the preprocessor (``tenflang_nb.core.expand``) first. Expected values
+``#macro`` goes through the preprocessor (``tenflang_nb.core.preprocess``) first. Expected values
 are those recorded in MANIFEST.md ("Expected results recorded in the original tests").
 """
 
@@ -16,8 +16,8 @@ from conftest import ORIGINAL_DIR, Call, Result, Runner, run_calls
 from helpers_fd import assert_gradients, fd_gradient, loss_of
 
 from tenflang_nb.core import api
+from tenflang_nb.core.datafiles import parse_data, read_data
 from tenflang_nb.core.program import parse
-from tenflang_nb.core.vectors import parse_vectors, read_vectors
 
 SHAPES = ["v0_linear_sqloss_shape.tf", "design_doc_logistic_sub_pow_shape.tf",
           "small_net_three_logistic_shape.tf", "expanded_pow_ln_exp_logistic_shape.tf",
@@ -88,7 +88,7 @@ def _ok(result: Result) -> Result:
 
 
 def _vector(result: Result, i: int = 0) -> dict[str, float]:
-    values = parse_vectors(_ok(result).stdout).vector(i)
+    values = parse_data(_ok(result).stdout).record(i)
     return {k: float(v) for k, v in values.items()}  # type: ignore[arg-type]
 
 
@@ -161,7 +161,7 @@ def test_macros_vectors_dot_gradients() -> None:
     if not ORIGINAL_DIR.is_dir():
         pytest.skip("no original programs")
     source = (ORIGINAL_DIR / "macros_vectors_dot_shape.tf").read_text()
-    values = read_vectors(ORIGINAL_DIR / "macros_vectors_dot_inputs.txt").vector(0)
+    values = read_data(ORIGINAL_DIR / "macros_vectors_dot_inputs.txt").record(0)
     got = assert_gradients(source, values, scale_atol=True)
     # by hand: LAMBDA = foo^2 + sum_j E_j F_j with foo = a.b = 4, so d(foo^2)/db_i = 8 a_i;
     # the sum depends on b through C = A foo only (see _rest_b)
@@ -191,7 +191,7 @@ def test_small_net_gcps_agree_with_ours(runs: dict[str, Result]) -> None:
     final = _vector(runs["evaluate small_net_three_logistic_gcp.tf"])
     early = _vector(runs["evaluate small_net_three_logistic_gcp_v20160804.tf"])
     shape = api.parse_file(ORIGINAL_DIR / "small_net_three_logistic_shape.tf")
-    values = parse_vectors(SMALL_NET_INPUTS).vector(0)
+    values = parse_data(SMALL_NET_INPUTS).record(0)
     for w in ("f", "g", "h"):
         fd = fd_gradient(shape, values, w)
         assert final[f"d/LAMBDA/d/{w}"] == pytest.approx(fd, rel=1e-6)
@@ -210,7 +210,7 @@ def test_complex_gcps_run_and_show_the_fanout_bug(runs: dict[str, Result]) -> No
     historical = _vector(runs["evaluate expanded_pow_ln_exp_logistic_gcp_v20160802.tf"])
     assert final == pytest.approx(historical, rel=1e-13)  # add -1 H == sub H 1
     shape = api.parse_file(ORIGINAL_DIR / "expanded_pow_ln_exp_logistic_shape.tf")
-    values = parse_vectors(COMPLEX_INPUTS).vector(0)
+    values = parse_data(COMPLEX_INPUTS).record(0)
     outputs = _vector(runs["evaluate expanded_pow_ln_exp_logistic_shape.tf"])
     assert outputs["LAMBDA"] == pytest.approx(outputs["J"] + 0.5, rel=1e-15)
     for i in range(3):
@@ -223,9 +223,9 @@ def test_complex_gcps_run_and_show_the_fanout_bug(runs: dict[str, Result]) -> No
 def test_interpreter_inputs_a_to_z() -> None:
     if not ORIGINAL_DIR.is_dir():
         pytest.skip("no original programs")
-    table = read_vectors(ORIGINAL_DIR / "interpreter_inputs_a_to_z.txt")
+    table = read_data(ORIGINAL_DIR / "interpreter_inputs_a_to_z.txt")
     assert len(table) == 1
-    assert table.vector(0) == {chr(ord("a") + i): float(i + 1) for i in range(26)}
+    assert table.record(0) == {chr(ord("a") + i): float(i + 1) for i in range(26)}
 
 
 @pytest.mark.parametrize("name", SHAPES)

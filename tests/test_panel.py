@@ -16,7 +16,8 @@ import pytest
 
 from tenflang_nb.core.api import compile, parse, trainer
 from tenflang_nb.core.errors import ComputeError, TenFlangError
-from tenflang_nb.core.graph import SEED_EXAMPLE
+from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.core.settings import SETTINGS, TrainSettings
 from tenflang_nb.core.train import GradientDescent
 from tenflang_nb.notebook.panel import PARAMETERS, TrainingPanel
 from tenflang_nb.notebook.plotting import loss_curve_png
@@ -38,14 +39,14 @@ define L = pow d 4
 """
 QUARTIC_DATA = {"x": [1.0, 2.0], "y": [0.5, 1.0]}
 
-Factory = Callable[[float, float, int], GradientDescent]
+Factory = Callable[[TrainSettings], GradientDescent]
 
 
 def factory(source: str = SEED_EXAMPLE, data: dict | None = None) -> Factory:
     gcp = compile(parse(source))
 
-    def make(lr: float, tol: float, max_iter: int) -> GradientDescent:
-        return trainer(gcp, data or SEED_DATA, lr=lr, tol=tol, max_iter=max_iter)
+    def make(settings: TrainSettings) -> GradientDescent:
+        return trainer(gcp, data or SEED_DATA, settings)
 
     return make
 
@@ -54,10 +55,14 @@ def make_panel(live: bool = True, lr: float = 0.1, tol: float = 1e-12, max_iter:
                make: Factory | None = None, **kwargs) -> TrainingPanel:
     # tol 1e-12 and 10^7 iterations: the seed example then never finishes during a test,
     # so only Stop (or a max-iter the test sets) ends a live run.
-    panel = TrainingPanel(make or factory(), lr=lr, tol=tol, max_iter=max_iter, live=live,
-                          **kwargs)
+    settings = TrainSettings(lr=lr, tol=tol, max_iter=max_iter)
+    panel = TrainingPanel(make or factory(), settings, live=live, **kwargs)
     panel.chunk_seconds = 0.002
     return panel
+
+
+def controls(panel: TrainingPanel) -> dict[str, float]:
+    return {name: control.value for name, control in panel.controls.items()}
 
 
 def disabled(panel: TrainingPanel) -> tuple[bool, bool, bool]:
@@ -190,7 +195,7 @@ def test_slider_change_before_the_first_run() -> None:
     panel.controls["lr"].value = 0.3
     panel.controls["max_iter"].value = 1
     panel.run_sync()
-    reference = make(0.1, 1e-12, 1)
+    reference = make(TrainSettings(lr=0.1, tol=1e-12, max_iter=1))
     w0 = reference.weights["w"]
     _, g0 = reference.evaluate()
     assert panel.trainer.weights["w"] == pytest.approx(w0 - 0.3 * g0["w"], rel=1e-12)
@@ -204,7 +209,7 @@ def test_slider_change_during_a_run_reaches_the_trainer() -> None:
         await spin(2)
         panel.controls["lr"].value = 0.02
         panel.controls["tol"].value = 1e-3
-        assert (panel.trainer.lr, panel.trainer.tol) == (0.02, 1e-3)
+        assert (panel.trainer.settings.lr, panel.trainer.settings.tol) == (0.02, 1e-3)
         assert panel.state == "running"
         await panel._task
 
@@ -218,7 +223,7 @@ def test_run_sync_is_deterministic_and_matches_trainer_run() -> None:
     a = make_panel(live=False, tol=5e-4, max_iter=5000, make=make)
     b = make_panel(live=False, tol=5e-4, max_iter=5000, make=make)
     ra, rb = a.run_sync(), b.run_sync()
-    expected = make(0.1, 5e-4, 5000).run()
+    expected = make(TrainSettings(lr=0.1, tol=5e-4, max_iter=5000)).run()
     assert ra.history == rb.history == expected.history
     assert ra.weights == rb.weights == expected.weights
     assert ra.converged and a.state == "done" and a.status.endswith("converged")
@@ -298,11 +303,11 @@ def test_a_failing_make_trainer_is_shown_and_retried() -> None:
     calls: list[tuple[float, float, int]] = []
     good = factory()
 
-    def make(lr: float, tol: float, max_iter: int) -> GradientDescent:
-        calls.append((lr, tol, max_iter))
+    def make(settings: TrainSettings) -> GradientDescent:
+        calls.append((settings.lr, settings.tol, settings.max_iter))
         if len(calls) == 1:
             raise TenFlangError.at("the data lacks y", file="data.csv", line=3)
-        return good(lr, tol, max_iter)
+        return good(settings)
 
     panel = make_panel(live=False, max_iter=10, make=make)
     assert panel.trainer is None and panel.state == "stopped"
@@ -432,31 +437,31 @@ def test_display_bundle_has_widget_and_static_fallback() -> None:
 def test_parameters_drive_the_controls_and_options() -> None:
     assert [p.name for p in PARAMETERS] == ["lr", "tol", "max_iter"]
     panel = make_panel(lr=0.25, tol=1e-4, max_iter=77)
-    assert panel.settings == {"lr": 0.25, "tol": 1e-4, "max_iter": 77}
+    assert controls(panel) == {"lr": 0.25, "tol": 1e-4, "max_iter": 77}
     for p in PARAMETERS:
         assert type(panel.controls[p.name]).__name__ == p.widget
-        assert panel.controls[p.name].description == p.label
+        assert panel.controls[p.name].description == SETTINGS[p.name].label
+    # the options are the settings' own: parsed and checked the same way everywhere
     parser = argparse.ArgumentParser()
     for p in PARAMETERS:
-        parser.add_argument(p.option, dest=p.name, type=p.parse, default=p.default,
-                            help=p.help)
+        setting = SETTINGS[p.name]
+        parser.add_argument(p.option, dest=p.name, type=setting.parse, default=p.default)
     args = parser.parse_args(["--lr", "0.5", "--max-iter", "20"])
     assert (args.lr, args.tol, args.max_iter) == (0.5, PARAMETERS[1].default, 20)
-    with pytest.raises(argparse.ArgumentTypeError, match="log slider"):
-        PARAMETERS[1].parse("0")
-    with pytest.raises(argparse.ArgumentTypeError, match="integer"):
-        PARAMETERS[2].parse("1.5")
+    assert PARAMETERS[1].check(0.0) is not None and "log slider" in PARAMETERS[1].check(0.0)
+    with pytest.raises(TenFlangError, match="integer"):
+        SETTINGS["max_iter"].parse("1.5")
 
 
 def test_values_outside_the_slider_range_are_kept() -> None:
     panel = make_panel(lr=50.0, tol=1e-10, max_iter=5_000_000)
-    assert panel.settings == {"lr": 50.0, "tol": 1e-10, "max_iter": 5_000_000}
-    assert panel.trainer.lr == 50.0
+    assert controls(panel) == {"lr": 50.0, "tol": 1e-10, "max_iter": 5_000_000}
+    assert panel.trainer.settings.lr == 50.0
 
 
 def test_a_value_no_log_slider_can_show_is_replaced_visibly() -> None:
     panel = make_panel(tol=0.0)
-    assert panel.settings["tol"] == PARAMETERS[1].default
+    assert panel.settings.tol == PARAMETERS[1].default
     assert "tolerance must be &gt; 0" in panel.message_html.value
 
 
@@ -472,13 +477,13 @@ def test_log_scale_checkbox_redraws() -> None:
 # --- a real kernel ---------------------------------------------------------------------------
 
 KERNEL_SETUP = """
-from tenflang_nb.core.api import compile, parse, trainer
-from tenflang_nb.core.graph import SEED_EXAMPLE
+from tenflang_nb.core.api import TrainSettings, compile, parse, trainer
+from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.notebook.panel import TrainingPanel
 gcp = compile(parse(SEED_EXAMPLE))
 data = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
-panel = TrainingPanel(lambda lr, tol, n: trainer(gcp, data, lr=lr, tol=tol, max_iter=n),
-                      lr=0.1, tol=1e-12, max_iter=10**8, live=True)
+panel = TrainingPanel(lambda settings: trainer(gcp, data, settings),
+                      TrainSettings(lr=0.1, tol=1e-12, max_iter=10**8), live=True)
 panel.chunk_seconds = 0.01
 display(panel)
 panel.start()
@@ -515,7 +520,8 @@ def test_live_run_in_a_real_kernel_obeys_frontend_messages() -> None:
         comm_msg(lr_id, {"method": "update", "state": {"value": 0.05}, "buffer_paths": []})
         time.sleep(0.3)
         out.clear()
-        probe = "print(json.dumps([panel.state, panel.trainer.lr, panel.trainer.iterations]))"
+        probe = ("print(json.dumps([panel.state, panel.trainer.settings.lr, "
+                 "panel.trainer.iterations]))")
         first = json.loads(run("import json\n" + probe))
         assert first[0] == "running" and first[1] == 0.05 and first[2] > 0
         comm_msg(stop_id, {"method": "custom", "content": {"event": "click"}})

@@ -11,9 +11,9 @@ import pytest
 from conftest import program_text
 
 from tenflang_nb.core.errors import Diagnostic, TenFlangError
+from tenflang_nb.core.lexical import MAX_LINE_LENGTH, RESERVED_WORDS, is_name, is_number
 from tenflang_nb.core.program import parse
-from tenflang_nb.core.syntax import RESERVED, is_name, is_number
-from tenflang_nb.core.textio import MAX_LINE_LENGTH, decode
+from tenflang_nb.core.textio import decode
 
 FILE = "prog.tf"
 
@@ -175,7 +175,7 @@ def test_invalid_declared_names(name: str, message: str) -> None:
 
 
 def test_every_reserved_word_is_refused_as_a_name() -> None:
-    for word in RESERVED:
+    for word in RESERVED_WORDS:
         assert not is_name(word), word
         with pytest.raises(TenFlangError):
             parse(f"declare input {word}\n", FILE)
@@ -416,7 +416,7 @@ def test_line_of_exactly_the_maximum_length_is_fine() -> None:
     ("define r = outer M u", "outer", "[2, 3] and [3]"),
     ("define r = transpose T", "transpose", "[2, 2, 2]"),
     ("define r = sumto u M", "sumto", "[3] and [2, 3]"),
-    ("define r = expand M u", "expand", "[2, 3] and [3]"),
+    ("define r = broadcast M u", "broadcast", "[2, 3] and [3]"),
 ])
 def test_shape_errors_name_the_operator_and_both_shapes(line: str, op: str,
                                                         shapes: str) -> None:

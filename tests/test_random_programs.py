@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import hypothesis_settings
 from helpers_fd import fd_gradient, gcp_gradients, loss_of
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tenflang_nb.core import api
@@ -306,33 +307,26 @@ def _check_gradients(case: Case, full: bool) -> None:
             assert again.kind(f"d/L/d/{name}") == "output"
 
 
-SETTINGS = settings(max_examples=80, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-@SETTINGS
+@hypothesis_settings(80)
 @given(programs())
 def test_random_scalar_programs(case: Case) -> None:
     _check_gradients(case, full=False)
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@hypothesis_settings(30)
 @given(programs())
 def test_random_scalar_programs_full(case: Case) -> None:
     # --full: the same weight gradients, and correct adjoints for the inputs as well
     _check_gradients(case, full=True)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@hypothesis_settings(60)
 @given(programs(tensors=True))
 def test_random_tensor_programs(case: Case) -> None:
     _check_gradients(case, full=False)
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@hypothesis_settings(30)
 @given(programs(tensors=True, examples=3))
 def test_random_programs_batched(case: Case) -> None:
     # gradient descent's mean gradient over 3 examples = the mean of per-example differences

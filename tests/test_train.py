@@ -13,6 +13,7 @@ from helpers_fd import fd_gradient, loss_of
 from tenflang_nb.core import api, train
 from tenflang_nb.core.errors import ComputeError, TenFlangError
 from tenflang_nb.core.program import parse
+from tenflang_nb.core.settings import TrainSettings
 
 V0_SHAPE = program_text(
     "declare input x", "declare weight w", "declare exp_output y", "declare output o",
@@ -39,9 +40,11 @@ def v0_gcp() -> api.Gcp:
 
 
 def test_defaults_are_the_originals() -> None:
-    assert (train.DEFAULT_LR, train.DEFAULT_TOL, train.DEFAULT_MAX_ITER) == (0.1, 0.0005, 1000)
+    defaults = TrainSettings()
+    assert (defaults.lr, defaults.tol, defaults.max_iter) == (0.1, 0.0005, 1000)
     trainer = api.trainer(v0_gcp(), V0_DATA)
-    assert (trainer.lr, trainer.tol, trainer.max_iter) == (0.1, 0.0005, 1000)
+    s = trainer.settings
+    assert (s.lr, s.tol, s.max_iter) == (0.1, 0.0005, 1000)
     assert trainer.weights == {"w": 0.0}  # the original's initial guess: zeros
 
 

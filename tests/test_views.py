@@ -13,7 +13,8 @@ import graphviz
 import pytest
 
 from tenflang_nb.core.api import TenFlangError, compile, parse
-from tenflang_nb.core.graph import SEED_EXAMPLE, DataFlowGraph
+from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.core.graph import DataFlowGraph
 from tenflang_nb.notebook import views_graph
 from tenflang_nb.notebook.model import TenFlangModel
 from tenflang_nb.notebook.views import parse_views

@@ -15,20 +15,20 @@ from pathlib import Path
 import numpy as np
 
 from tenflang_nb.core import api
-from tenflang_nb.core.bindings import weight_vector
-from tenflang_nb.core.vectors import parse_vectors, read_vectors
+from tenflang_nb.core.bindings import weight_record
+from tenflang_nb.core.datafiles import parse_data, read_data
 
 HERE = Path(__file__).parent
 
 
 def logits_from_text(text: str) -> np.ndarray:
     """The ``logits`` column of tfevaluate's output (one brace vector per image)."""
-    return parse_vectors(text, "<tfevaluate output>").columns["logits"]
+    return parse_data(text, "<tfevaluate output>").columns["logits"]
 
 
 def logits_from_api(shape: Path, data: Path, weights: Path) -> np.ndarray:
     program = api.parse_file(shape)
-    w = weight_vector(program, read_vectors(weights))
+    w = weight_record(program, read_data(weights))
     results = api.evaluate(program, data, w)
     return np.array([r["logits"] for r in results])
 

@@ -33,7 +33,7 @@ define d/lambda/d/total = -1
 # line 28: define total = sum ylogp
 # line 27: define ylogp = mul y logp
 declare intvar d/lambda/d/ylogp [10]
-define d/lambda/d/ylogp = expand d/lambda/d/total ylogp
+define d/lambda/d/ylogp = broadcast d/lambda/d/total ylogp
 declare intvar d/ylogp/d/logp [10]
 define d/ylogp/d/logp = y
 # line 26: define logp = logsoftmax logits

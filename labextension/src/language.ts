@@ -16,6 +16,8 @@ import { WORDS } from './words';
 export interface IWords {
   /** `declare`, `define`, `declare_vector`, `define_vector`. */
   instructions: string[];
+  /** The macro directive, `#macro` (one word). */
+  macro: string[];
   /** Variable kinds: `input`, `weight`, `loss`, ... */
   kinds: string[];
   /** Every operator keyword, aliases included. */
@@ -66,17 +68,21 @@ const OPERATORS = new Set(WORDS.operators);
 const RESERVED = new Set(WORDS.reserved);
 const FLAGS = new Set(WORDS.flags);
 
+function escape(word: string): string {
+  return word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 // As in lexer.py: a word ends where a name could not go on ('.' in w.0, '/' and ':' in d/L/d/v:0).
 const END = '(?![A-Za-z0-9_./:])';
 const NAME = '[A-Za-z_][A-Za-z0-9_.]*';
 const DERIVATIVE = new RegExp(`^d/${NAME}/d/${NAME}(?::[0-9]+)?${END}`);
 const WORD = new RegExp(`^${NAME}${END}`);
-const MACRO = new RegExp(`^#macro${END}`);
+const MACRO = new RegExp(`^(?:${WORDS.macro.map(escape).join('|')})${END}`);
 const NUMBER = new RegExp(
   `^[+-]?(?:(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+(?:[eE][+-]?[0-9]+)?)${END}`
 );
 // Heads of statements whose `= WORD operand...` applies an operator (or a macro).
-const APPLYING = new Set(['define', 'define_vector', '#macro']);
+const APPLYING = new Set(['define', 'define_vector', ...WORDS.macro]);
 
 interface IState {
   /** 1-based number of the line being read: line 1 may be the magic line. */
@@ -144,8 +150,9 @@ function wordCategory(
 }
 
 function programToken(stream: StringStream, state: IState): Category {
-  if (stream.match(MACRO)) {
-    state.head = '#macro';
+  const macro = stream.match(MACRO) as RegExpMatchArray | null;
+  if (macro) {
+    state.head = macro[0];
     return 'macro';
   }
   if (stream.peek() === '#') {

@@ -1,7 +1,7 @@
 """The documented Python API: the three phases as plain functions.
 
 >>> from tenflang_nb.core.api import parse, compile, train, evaluate
->>> from tenflang_nb.core.graph import SEED_EXAMPLE
+>>> from tenflang_nb.core.examples import SEED_EXAMPLE
 >>> shape = parse(SEED_EXAMPLE)
 >>> gcp = compile(shape)
 >>> result = train(gcp, {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, max_iter=50)
@@ -20,18 +20,21 @@ import numpy as np
 
 from . import bindings
 from .backprop import Gcp, compile_program
+from .datafiles import DataTable, read_data
 from .errors import TenFlangError
+from .lexical import GIVEN_KINDS
 from .plan import Plan, interpret
+from .preprocess import preprocess_text
 from .program import Program, ancestors, check, parse
-from .syntax import GIVEN_KINDS
+from .settings import TrainSettings
 from .textio import read_text
 from .train import GradientDescent, TrainResult, Weights, gcp_weights, initial_weights
-from .vectors import VectorTable, read_vectors
 
 __all__ = [
-    "Gcp", "GradientDescent", "Program", "TenFlangError", "TrainResult", "check", "compile",
-    "evaluate", "expand", "first_nonfinite", "gcp_weights", "initial_weights", "interpret",
-    "load_data", "parse", "parse_file", "train", "trainer",
+    "DataTable", "Gcp", "GradientDescent", "Program", "TenFlangError", "TrainResult",
+    "TrainSettings", "check", "compile", "evaluate", "first_nonfinite", "gcp_weights",
+    "initial_weights", "interpret", "load_data", "parse", "parse_file", "preprocess", "train",
+    "trainer",
 ]
 
 
@@ -40,16 +43,14 @@ def parse_file(path: str | os.PathLike[str]) -> Program:
     return parse(read_text(path), os.fspath(path))
 
 
-def expand(text: str, file: str = "<program>") -> str:
+def preprocess(text: str, file: str = "<program>") -> str:
     """The program with the original's vectors and macros expanded (``tfcompiler --expand``).
 
-    >>> print(expand("declare_vector input x 2\\n"), end="")
+    >>> print(preprocess("declare_vector input x 2\\n"), end="")
     declare input x.0
     declare input x.1
     """
-    from .expand import expand_text
-
-    return expand_text(text, file)
+    return preprocess_text(text, file)
 
 
 def compile(program: Program | str, full: bool = False) -> Gcp:
@@ -63,10 +64,10 @@ def compile(program: Program | str, full: bool = False) -> Gcp:
     return compile_program(program, full=full)
 
 
-def load_data(data: Any, file: str = "<data>") -> VectorTable:
+def load_data(data: Any, file: str = "<data>") -> DataTable:
     """Data from a path (str / PathLike) or from Python values; see ``bindings.as_table``."""
     if isinstance(data, str | os.PathLike):
-        return read_vectors(data)
+        return read_data(data)
     return bindings.as_table(data, file)
 
 
@@ -78,30 +79,37 @@ def _gcp_program(gcp: Gcp | Program | str) -> Program:
     return gcp
 
 
-def trainer(gcp: Gcp | Program | str, data: Any, **options: Any) -> GradientDescent:
-    """A :class:`GradientDescent` bound to the training ``data`` (not yet run)."""
+def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None = None, *,
+            start: Weights | None = None, **options: Any) -> GradientDescent:
+    """A :class:`GradientDescent` bound to the training ``data`` (not yet run).
+
+    ``options`` (``lr=0.5``, ...) change ``settings`` (default: :class:`TrainSettings`());
+    ``start`` gives initial weights instead of ``settings.init``.
+    """
+    chosen = TrainSettings.of(settings, **options)  # checked before any data is read
     program = _gcp_program(gcp)
     table = load_data(data)
     loss, grads = gcp_weights(program)
     columns = bindings.training_columns(program, table, list(grads),
                                         [loss, *grads.values()])
-    return GradientDescent(program, columns, len(table), **options)
+    return GradientDescent(program, columns, len(table), chosen, start)
 
 
-def train(gcp: Gcp | Program | str, data: Any, **options: Any) -> TrainResult:
-    """Gradient descent (options: lr, tol, max_iter, init, seed, start) to convergence."""
-    return trainer(gcp, data, **options).run()
+def train(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None = None, *,
+          start: Weights | None = None, **options: Any) -> TrainResult:
+    """Gradient descent to convergence (see :func:`trainer` and :class:`TrainSettings`)."""
+    return trainer(gcp, data, settings, start=start, **options).run()
 
 
 def evaluate(program: Program, inputs: Any, weights: Weights | None = None
              ) -> list[dict[str, Any]]:
-    """Run ``program`` once per input vector with ``weights``: its output and loss values.
+    """Run ``program`` once per input record with ``weights``: its output and loss values.
 
     Inputs of kind ``input`` and the weights are required; a missing ``exp_output`` is NULL
     (so the loss is None). Examples are run together, grouped by which values are NULL.
     """
     table = load_data(inputs)
-    from_data = weights is None  # the input vectors carry the weights themselves
+    from_data = weights is None  # the input records carry the weights themselves
     weights = dict(weights or {})
     for name in weights:
         if name not in program.decls or program.kind(name) not in GIVEN_KINDS:

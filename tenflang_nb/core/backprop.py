@@ -16,15 +16,11 @@ import numpy as np
 from . import ops
 from .errors import Diagnostic, TenFlangError
 from .graph import DataFlowGraph
+from .lexical import GIVEN_KINDS, adjoint_name, temp_name
 from .ops import Const, KernelSpec, Ref, Shape
 from .perf import gc_paused
-from .program import Program
-from .syntax import GIVEN_KINDS, Comment, Declare, Define, Src, Statement
-
-
-def adjoint_name(loss: str, v: str) -> str:
-    """``d/L/d/v``: the derivative of the loss with respect to ``v``."""
-    return f"d/{loss}/d/{v}"
+from .program import Program, parse
+from .syntax import Comment, Declare, Define, Statement
 
 
 @dataclass(slots=True)
@@ -50,8 +46,6 @@ class Gcp:
 
     def program(self) -> Program:
         """The GCP as a checked :class:`Program` (line numbers are those of ``text``)."""
-        from .program import parse
-
         return parse(self.text, f"<GCP of {self.shape.file}>")
 
     def gradient_names(self) -> dict[str, str]:
@@ -121,7 +115,7 @@ class _Writer:
     def fresh(self, base: str) -> str:
         k = self.counters.get(base, 0)
         self.counters[base] = k + 1
-        return f"{base}:{k}"
+        return temp_name(base, k)
 
     def declare(self, kind: str, name: str, shape: Shape, origin: int) -> None:
         self.shapes[name] = shape
@@ -156,7 +150,7 @@ class _Writer:
 def compile_program(program: Program, full: bool = False) -> Gcp:
     """Differentiate a shape program: the GCP computing d(loss)/d(weight) for every weight.
 
-    >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
     >>> from tenflang_nb.core.program import parse
     >>> gcp = compile_program(parse(SEED_EXAMPLE, "example_shape.tf"))
     >>> [l for l in gcp.text.splitlines() if l.startswith("define d/lambda/d/w")]
@@ -322,7 +316,7 @@ def _local_partials(program: Program, out: _Writer, p: str, needed: set[str],
                 term = op.partials[i](e, *d.args, p)
                 total = term if total is None else e("add", total, term)
         assert total is not None
-        base = f"d/{p}/d/{m}"
+        base = adjoint_name(p, m)
         name = None
         kind = "intvar"
         if p == loss and [c for c in graph.consumers(m) if c in needed] != [loss]:
@@ -335,4 +329,4 @@ def _local_partials(program: Program, out: _Writer, p: str, needed: set[str],
         partial_name[(p, m)] = out.emit(base, e, total, origin, kind=kind, name=name)
 
 
-__all__ = ["Gcp", "GcpLine", "Src", "adjoint_name", "compile_program"]
+__all__ = ["Gcp", "GcpLine", "adjoint_name", "compile_program"]

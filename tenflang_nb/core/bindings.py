@@ -1,4 +1,4 @@
-"""Matching vector files to a program's variables, with errors that name the data file's line."""
+"""Matching data files to a program's variables, with errors that name the data file's line."""
 
 from __future__ import annotations
 
@@ -9,17 +9,16 @@ from typing import Any
 
 import numpy as np
 
+from .datafiles import DataTable, from_columns, from_records
 from .errors import Diagnostic, TenFlangError
-from .ops import fmt_shape
+from .lexical import GIVEN_KINDS, fmt_shape
 from .program import Program, ancestors
-from .syntax import GIVEN_KINDS
 from .textio import read_text
-from .vectors import VectorTable, from_columns, from_records
 
 
-def as_table(data: Any, file: str = "<data>") -> VectorTable:
-    """A :class:`VectorTable` from a table, a dict of arrays / DataFrame, or a list of dicts."""
-    if isinstance(data, VectorTable):
+def as_table(data: Any, file: str = "<data>") -> DataTable:
+    """A :class:`DataTable` from a table, a dict of arrays / DataFrame, or a list of dicts."""
+    if isinstance(data, DataTable):
         return data
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
         return from_columns({str(c): np.asarray(data[c]) for c in data.columns}, file)
@@ -34,7 +33,7 @@ def as_table(data: Any, file: str = "<data>") -> VectorTable:
         "dicts, a DataFrame or a file", file)])
 
 
-def _line(table: VectorTable, row: int) -> int:
+def _line(table: DataTable, row: int) -> int:
     return table.lines[row] if row < len(table.lines) else 0
 
 
@@ -51,16 +50,16 @@ def _source_lines(file: str, cache: Lines) -> list[str] | None:
     return cache[file]
 
 
-def _error(table: VectorTable, row: int | None, message: str, hint: str | None = None,
+def _error(table: DataTable, row: int | None, message: str, hint: str | None = None,
            name: str | None = None, cache: Lines | None = None) -> Diagnostic:
     line = _line(table, row) if row is not None else 0
-    where = f" (vector {row + 1})" if row is not None and not line else ""
+    where = f" (record {row + 1})" if row is not None and not line else ""
     lines = _source_lines(table.file, cache if cache is not None else {}) if line else None
     if lines is None or line > len(lines):
         return Diagnostic(message + where, table.file, line, hint=hint)
-    # the caret goes under the name: on the vector's own line (brace), else on the first line
+    # the caret goes under the name: on the record's own line (brace), else on the first line
     # that spells it (a CSV header, the original format's 'name value' line); without one,
-    # under the vector's whole line (e.g. a name that is missing)
+    # under the record's whole line (e.g. a name that is missing)
     candidates = [line] + [n for n in range(1, len(lines) + 1) if n != line]
     found = None
     if name is not None:
@@ -78,7 +77,7 @@ def _error(table: VectorTable, row: int | None, message: str, hint: str | None =
                       hint=hint)
 
 
-def check_names(program: Program, table: VectorTable, role: str, allowed: set[str]) -> None:
+def check_names(program: Program, table: DataTable, role: str, allowed: set[str]) -> None:
     """Every name in the data is a variable the program takes from data, with its shape."""
     errors = []
     cache: Lines = {}
@@ -101,7 +100,7 @@ def check_names(program: Program, table: VectorTable, role: str, allowed: set[st
         raise TenFlangError(errors)
 
 
-def require(program: Program, table: VectorTable, names: list[str], why: str) -> None:
+def require(program: Program, table: DataTable, names: list[str], why: str) -> None:
     errors = []
     cache: Lines = {}
     for name in names:
@@ -117,7 +116,7 @@ def require(program: Program, table: VectorTable, names: list[str], why: str) ->
         raise TenFlangError(errors)
 
 
-def training_columns(gcp: Program, table: VectorTable, weights: list[str],
+def training_columns(gcp: Program, table: DataTable, weights: list[str],
                      targets: list[str]) -> dict[str, np.ndarray]:
     """The GCP's data inputs as arrays over the examples.
 
@@ -135,10 +134,10 @@ def training_columns(gcp: Program, table: VectorTable, weights: list[str],
             if n in table.present and bool(np.all(table.present[n]))}
 
 
-def weight_vector(program: Program, table: VectorTable) -> dict[str, Any]:
-    """The single vector of a weights file, checked against the program's weights."""
+def weight_record(program: Program, table: DataTable) -> dict[str, Any]:
+    """The single record of a weights file, checked against the program's weights."""
     if len(table) != 1:
         raise TenFlangError([Diagnostic(
-            f"a weights file holds one vector, this one has {len(table)}", table.file)])
+            f"a weights file holds one record, this one has {len(table)}", table.file)])
     check_names(program, table, "a weights file", set(program.names("weight", "input")))
-    return {k: v for k, v in table.vector(0).items() if v is not None}
+    return {k: v for k, v in table.record(0).items() if v is not None}

@@ -6,7 +6,6 @@ returns warnings as diagnostics. The command line and the notebook decide how to
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -102,9 +101,3 @@ class TenFlangError(Exception):
 
 class ComputeError(TenFlangError):
     """A value became NaN or infinite while running a program (names the line and iteration)."""
-
-
-def raise_if_errors(diags: Iterable[Diagnostic]) -> None:
-    errors = [d for d in diags if d.severity == "error"]
-    if errors:
-        raise TenFlangError(errors)

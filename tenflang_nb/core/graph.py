@@ -20,6 +20,7 @@ class Use:
 class DataFlowGraph:
     """Nodes, edges and orders of a :class:`Program`.
 
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
     >>> from tenflang_nb.core.program import parse
     >>> g = DataFlowGraph(parse(SEED_EXAMPLE))
     >>> g.topological_order()
@@ -95,19 +96,3 @@ class DataFlowGraph:
                     seen.add(u.consumer)
                     stack.append(u.consumer)
         return seen
-
-
-SEED_EXAMPLE = """\
-declare input x
-declare exp_output y
-declare weight w
-declare intvar z
-declare output o
-declare intvar diff
-declare loss lambda
-
-define z = mul x w
-define o = logistic z
-define diff = sub o y
-define lambda = pow diff 2
-"""

@@ -79,6 +79,22 @@ PartialRule = Callable[..., Ref]  # rule(e, *operands, out) -> Ref
 VjpRule = Callable[..., Ref]  # rule(e, g, *operands, out) -> Ref
 
 
+class MeanContext(Protocol):
+    """What a ``batch_mean`` rule sees, provided by the planner for one line of a bound run.
+
+    ``args`` are the line's operands as its kernel receives them (batch axis first: N rows
+    for values that vary with the example, 1 for the others; a float for a constant), ``n``
+    the batch size, and ``out`` the buffer (the per-example shape) that the mean goes to.
+    """
+
+    n: int
+    args: tuple[Any, ...]
+    out: np.ndarray
+
+
+MeanRule = Callable[[MeanContext], Callable[[], object] | None]
+
+
 @dataclass(frozen=True)
 class Op:
     name: str
@@ -95,6 +111,13 @@ class Op:
     # (k, c): when operand k is the constant c, the result is the other operand (mul by 1);
     # the compiler drops such lines from the GCP, the planner runs them as aliases
     identities: tuple[tuple[int, float], ...] = field(default=())
+    # Planner hooks for the mean over the batch (what a weight's gradient is). ``linear``: the
+    # mean of the result is the operator applied to the operands' means, so a sum of
+    # gradient terms is summed after averaging. ``batch_mean``: a rule computing the mean of
+    # the result directly from the operands, without the per-example results (see
+    # :class:`MeanContext`); None when it does not apply to these operands.
+    linear: bool = False
+    batch_mean: MeanRule | None = None
 
 
 # ---------------------------------------------------------------------------- shape rules
@@ -166,7 +189,7 @@ def _sumto_shape(a: Shape, b: Shape) -> Shape:
     return b
 
 
-def _expand_shape(a: Shape, b: Shape) -> Shape:
+def _broadcast_to_shape(a: Shape, b: Shape) -> Shape:
     if _broadcast(a, b) != b:
         raise ShapeError(f"cannot broadcast {fmt_shape(a)} to {fmt_shape(b)}")
     return b
@@ -177,6 +200,14 @@ def _expand_shape(a: Shape, b: Shape) -> Shape:
 
 def _ufunc(f: Callable[..., Any]) -> Callable[[KernelSpec], Kernel]:
     return lambda spec: f
+
+
+def _into(out: np.ndarray | None, result: Any) -> np.ndarray:
+    """``result``, written into ``out`` when the caller gave one (numpy's ``out=`` contract)."""
+    if out is None:
+        return np.array(result)
+    out[...] = result
+    return out
 
 
 def _logistic(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -193,17 +224,14 @@ def _relu(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def _step(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    if out is None:
-        return (np.asarray(a) > 0).astype(np.float64)
-    np.greater(a, 0.0, out=out, casting="unsafe")
-    return out
+    return _into(out, np.greater(a, 0.0))
 
 
 def _pow_kernel(spec: KernelSpec) -> Kernel:
     # a constant exponent picks a faster, more accurate ufunc than the general power
     special: dict[float, Kernel] = {
         2.0: lambda a, b, out=None: np.square(a, out=out),
-        1.0: lambda a, b, out=None: np.copyto(out, a) or out if out is not None else np.array(a),
+        1.0: lambda a, b, out=None: _into(out, a),
         0.5: lambda a, b, out=None: np.sqrt(a, out=out),
         -1.0: lambda a, b, out=None: np.reciprocal(a, out=out),
     }
@@ -279,11 +307,7 @@ def _logsumexp(a: np.ndarray, e: np.ndarray, s: np.ndarray, out: np.ndarray | No
                ) -> np.ndarray:
     m = _row_max(a, np.empty(s.shape))[..., 0]
     _shifted_exp(a, e, s)
-    r = np.log(s[..., 0]) + m
-    if out is None:
-        return r
-    out[...] = r
-    return out
+    return _into(out, np.log(s[..., 0]) + m)
 
 
 def _softmax(a: np.ndarray, e: np.ndarray, s: np.ndarray, out: np.ndarray | None
@@ -323,19 +347,15 @@ def _matmul_kernel(spec: KernelSpec) -> Kernel:
 
     def general(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         r = np.matmul(a.reshape(a.shape[:1] + pa), b.reshape(b.shape[:1] + pb))
-        r = r.reshape(r.shape[:1] + out_shape)
-        if out is None:
-            return r
-        out[...] = r
-        return out
+        return _into(out, r.reshape(r.shape[:1] + out_shape))
 
     return general
 
 
 def _transpose_kernel(spec: KernelSpec) -> Kernel:
     if len(spec.in_shapes[0]) < 2:
-        return lambda a, out=None: np.copyto(out, a) or out if out is not None else a.copy()
-    return lambda a, out=None: np.copyto(out, np.swapaxes(a, 1, 2)) or out
+        return lambda a, out=None: _into(out, a)
+    return lambda a, out=None: _into(out, np.swapaxes(a, 1, 2))
 
 
 def _outer_kernel(spec: KernelSpec) -> Kernel:
@@ -358,28 +378,21 @@ def _sumto_kernel(spec: KernelSpec) -> Kernel:
     out_shape = sb
 
     def sumto(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        r = np.sum(a, axis=axes).reshape(a.shape[:1] + out_shape) if axes else a
-        if out is None:
-            return np.array(r)
-        out[...] = r
-        return out
+        return _into(out, np.sum(a, axis=axes).reshape(a.shape[:1] + out_shape) if axes else a)
 
     return sumto
 
 
-def _expand_kernel(spec: KernelSpec) -> Kernel:
+def _broadcast_kernel(spec: KernelSpec) -> Kernel:
     sa, out_shape = spec.in_shapes[0], spec.out_shape
     aligned = (1,) * (len(out_shape) - len(sa)) + sa
 
-    def expand(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def broadcast(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if np.ndim(a) == len(sa) + 1:  # align per-example axes: a batch of scalars is
             a = a.reshape(a.shape[:1] + aligned)  # (N,), which numpy would put on a data axis
-        if out is None:
-            return np.array(np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape)))
-        out[...] = a
-        return out
+        return _into(out, np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape)))
 
-    return expand
+    return broadcast
 
 
 # ---------------------------------------------------------------------------- derivative rules
@@ -411,6 +424,42 @@ def _matmul_vjp_b(e: Emitter, g: Ref, a: Ref, b: Ref, v: Ref) -> Ref:
     return e("matmul", e("transpose", a), g)  # [m,k]@[k] and [m,k]@[k,p]
 
 
+# ---------------------------------------------------------------------------- batch-mean rules
+
+
+def _rows(x: object, n: int) -> bool:
+    return isinstance(x, np.ndarray) and x.shape[0] == n and x.ndim <= 2
+
+
+def _outer_mean(c: MeanContext) -> Callable[[], object] | None:
+    # the mean over examples of a_i b_j without N per-example matrices: one GEMM A^T B / N
+    a, b = c.args
+    n = c.n
+    if not (_rows(a, n) and _rows(b, n)):
+        return None
+    fa, fb = a.reshape(n, -1), b.reshape(n, -1)
+    flat = c.out.reshape(fa.shape[1], fb.shape[1])
+
+    def mean() -> None:
+        np.matmul(fa.T, fb, out=flat)
+        np.divide(flat, n, out=flat)
+
+    return mean
+
+
+def _scalar_product_mean(c: MeanContext) -> Callable[[], object] | None:
+    # the mean of a per-example product of scalars: one dot product, no N-vector
+    a, b = c.args
+    n, out = c.n, c.out
+    if not all(isinstance(x, np.ndarray) and x.shape == (n,) for x in (a, b)):
+        return None
+
+    def mean() -> None:
+        out[...] = np.dot(a, b) / n
+
+    return mean
+
+
 def _size(shape: Shape) -> int:
     return int(np.prod(shape)) if shape else 1
 
@@ -419,12 +468,13 @@ OPS_LIST: list[Op] = [
     # -- the original's primitives
     Op("add", 2, "sum of two values", "a + b", _broadcast, _ufunc(np.add),
        partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(1)),
-       identities=((0, 0.0), (1, 0.0))),
+       identities=((0, 0.0), (1, 0.0)), linear=True),
     Op("sub", 2, "difference", "a - b", _broadcast, _ufunc(np.subtract),
        partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(-1)),
-       identities=((1, 0.0),)),
+       identities=((1, 0.0),), linear=True),
     Op("mul", 2, "product (elementwise for tensors)", "a * b", _broadcast, _ufunc(np.multiply),
-       partials=(lambda e, a, b, v: b, lambda e, a, b, v: a), identities=((0, 1.0), (1, 1.0))),
+       partials=(lambda e, a, b, v: b, lambda e, a, b, v: a), identities=((0, 1.0), (1, 1.0)),
+       batch_mean=_scalar_product_mean),
     Op("pow", 2, "power", "a ^ b", _broadcast, _pow_kernel,
        partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("ln", a))),
        identities=((1, 1.0),)),
@@ -461,9 +511,9 @@ OPS_LIST: list[Op] = [
        _transpose_shape, _transpose_kernel,
        vjp=(lambda e, g, a, v: e("transpose", g),), elementwise=False),
     Op("sum", 1, "sum of all elements (a scalar)", "sum_i a_i", _scalar, _sum_kernel,
-       vjp=(lambda e, g, a, v: e("expand", g, a),), elementwise=False),
+       vjp=(lambda e, g, a, v: e("broadcast", g, a),), elementwise=False),
     Op("mean", 1, "mean of all elements (a scalar)", "sum_i a_i / n", _scalar, _mean_kernel,
-       vjp=(lambda e, g, a, v: e("div", e("expand", g, a), Const.of(_size(e.shape(a)))),),
+       vjp=(lambda e, g, a, v: e("div", e("broadcast", g, a), Const.of(_size(e.shape(a)))),),
        elementwise=False),
     Op("logsumexp", 1, "log of the sum of exponentials of a vector (a scalar)",
        "ln sum_i e^a_i", _vector_to_scalar, _last_axis_kernel(_logsumexp),
@@ -481,20 +531,20 @@ OPS_LIST: list[Op] = [
        _outer_kernel,
        vjp=(lambda e, g, a, b, v: _outer_vjp(e, g, b, "a"),
             lambda e, g, a, b, v: _outer_vjp(e, g, a, "b")),
-       helper=True, elementwise=False),
+       helper=True, elementwise=False, batch_mean=_outer_mean),
     Op("sumto", 2, "sum a down to the shape of b (undoes broadcasting)", "unbroadcast(a)",
        _sumto_shape, _sumto_kernel,
-       vjp=(lambda e, g, a, b, v: e("expand", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
+       vjp=(lambda e, g, a, b, v: e("broadcast", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
        helper=True, elementwise=False),
-    Op("expand", 2, "broadcast a to the shape of b", "broadcast(a)", _expand_shape,
-       _expand_kernel,
+    Op("broadcast", 2, "broadcast a to the shape of b", "broadcast(a)", _broadcast_to_shape,
+       _broadcast_kernel,
        vjp=(lambda e, g, a, b, v: e("sumto", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
        helper=True, elementwise=False),
 ]
 
 
 def _zeros_like(e: Emitter, ref: Ref) -> Ref:
-    # b only gives sumto/expand a shape, so d/L/d/b is 0 -- but a 0 of b's shape: a scalar 0
+    # b only gives sumto/broadcast a shape, so d/L/d/b is 0 -- but a 0 of b's shape: a scalar 0
     # would make the gradient of a tensor weight a scalar
     return e("mul", Const.of(0), ref) if e.shape(ref) else Const.of(0)
 

@@ -21,9 +21,10 @@ import numpy as np
 
 from . import ops
 from .errors import TenFlangError
+from .lexical import GIVEN_KINDS, fmt_shape
 from .ops import Const, KernelSpec, Shape
 from .program import Program
-from .syntax import GIVEN_KINDS, Define
+from .syntax import Define
 
 Array = np.ndarray
 
@@ -77,18 +78,13 @@ class Run:
         self.consts: dict[str, float] = {}
         for name in plan.given:
             self.values[name] = self._given(name, data.get(name), shapes[name], n)
-        consumers: dict[str, int] = {}
-        for d in plan.defines:
-            for a in d.variables():
-                consumers[a] = consumers.get(a, 0) + 1
         self.steps: list[_Step] = []
         self.step_of: dict[str, _Step] = {}
         for d in plan.defines:
             self._plan_define(d, shapes)
-        self.mean_fns: dict[str, Callable[[], Array | None]] = {}
-        skipped: set[int] = set()
-        for name in means:
-            self.mean_fns[name] = self._mean_fn(name, consumers, skipped, top=True)
+        self.means: dict[str, Array | None] = {}
+        self.mean_steps: list[Callable[[], object]] = []
+        skipped = self._plan_means(means)
         self.steps = [s for s in self.steps if id(s) not in skipped]
         # pre-bound calls with a positional ``out``: the cheapest dispatch for tiny arrays
         self.calls = [partial(s.kernel, *s.args, s.out) for s in self.steps]
@@ -107,8 +103,8 @@ class Run:
         if array.shape == (1, *shape):
             return np.array(array)
         raise TenFlangError.at(
-            f"value of '{name}' has shape {ops.fmt_shape(array.shape)}, expected "
-            f"{ops.fmt_shape(shape)} (or {n} of them)", file=self.plan.program.file,
+            f"value of '{name}' has shape {fmt_shape(array.shape)}, expected "
+            f"{fmt_shape(shape)} (or {n} of them)", file=self.plan.program.file,
             line=self.plan.program.decls[name].src.line,
             source=self.plan.program.decls[name].src.text)
 
@@ -173,45 +169,60 @@ class Run:
         self.step_of[d.target] = step
         values[d.target] = out
 
-    def _mean_fn(self, name: str, consumers: dict[str, int], skipped: set[int],
-                 top: bool = False) -> Callable[[], Array | None]:
-        value = self.values.get(name)
-        if value is None:
-            return lambda: None
+    def _plan_means(self, names: list[str]) -> set[int]:
+        """Plan the batch means of ``names``; returns the ids of the steps they make redundant.
+
+        A line whose only use is a mean (a weight's gradient, or a term of a sum that is one)
+        need not be computed per example when its operator has a batch-mean hook (see
+        ``ops.Op``). Both passes are loops, never recursion: a gradient may be a sum of
+        thousands of terms.
+        """
         n = self.n
-        if value.shape[0] != n or n == 1:
-            return lambda: value[0]
-        step = self.step_of.get(name)
-        private = step is not None and consumers.get(name, 0) == (0 if top else 1)
-        if private and step is not None:
-            d = step.define
-            a, b = ((*step.args, None))[:2]
-            if d.op == "outer" and _rows(a, n) and _rows(b, n):
-                # mean over examples of a_i b_j without N per-example matrices: A^T B / N
+        uses: dict[str, int] = {}
+        for d in self.plan.defines:
+            for a in d.variables():
+                uses[a] = uses.get(a, 0) + 1
+        # top-down: which names need a mean, and whether only their mean is ever read
+        private: dict[str, bool] = {}
+        pending = [(name, True) for name in names]
+        while pending:
+            name, top = pending.pop()
+            if name in private:
+                continue
+            step = self.step_of.get(name)
+            only_mean = step is not None and uses.get(name, 0) == (0 if top else 1)
+            private[name] = only_mean
+            if only_mean and step is not None and _linear(step):
+                pending.extend((str(a), False) for a in step.define.args)
+        # bottom-up, in program order: a line's operands are planned before the line
+        index = {d.target: i for i, d in enumerate(self.plan.defines)}
+        skipped: set[int] = set()
+        for name in sorted(private, key=lambda v: index.get(v, -1)):
+            value = self.values.get(name)
+            if value is None:
+                self.means[name] = None
+                continue
+            if value.shape[0] != n or n == 1:
+                self.means[name] = value[0, ...]  # the same for every example: a view
+                continue
+            out = np.empty(value.shape[1:])
+            step = self.step_of.get(name)
+            mean: Callable[[], object] | None = None
+            if step is not None and private[name]:
+                if _linear(step):
+                    means = [self.means[str(a)] for a in step.define.args]
+                    if all(m is not None for m in means):
+                        mean = partial(step.kernel, *means, out=out)
+                else:
+                    rule = ops.OPS[str(step.define.op)].batch_mean
+                    mean = rule(_MeanContext(n, step.args, out)) if rule else None
+            if mean is None:
+                mean = batch_mean(value, out)
+            else:
                 skipped.add(id(step))
-                fa = a.reshape(n, -1)  # type: ignore[union-attr]
-                fb = b.reshape(n, -1)  # type: ignore[union-attr]
-                out = step.out[0, ...]  # a view even for scalars (step.out[0] is a copy)
-                flat = out.reshape(fa.shape[1], fb.shape[1])
-
-                def outer_mean() -> Array:
-                    np.matmul(fa.T, fb, out=flat)
-                    np.divide(flat, n, out=flat)
-                    return out
-
-                return outer_mean
-            if (d.op == "mul" and isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-                    and a.shape == b.shape == (n,)):
-                # mean of a per-example product of scalars: one dot product, no N-vector
-                skipped.add(id(step))
-                return lambda: np.array(np.dot(a, b) / n)  # type: ignore[arg-type]
-            if d.op in ("add", "sub") and all(isinstance(x, str) for x in d.args):
-                left = self._mean_fn(str(d.args[0]), consumers, skipped)
-                right = self._mean_fn(str(d.args[1]), consumers, skipped)
-                skipped.add(id(step))
-                combine = np.add if d.op == "add" else np.subtract
-                return lambda: combine(left(), right())
-        return batch_mean(value)
+            self.mean_steps.append(mean)
+            self.means[name] = out
+        return skipped
 
     # ------------------------------------------------------------------ running
 
@@ -230,6 +241,8 @@ class Run:
         with np.errstate(all="ignore"):
             for call in self.calls:
                 call()
+            for mean in self.mean_steps:
+                mean()
 
     def value(self, name: str) -> Array | None:
         """The value of ``name`` for every example: shape (N,)+shape, or (1,)+shape."""
@@ -241,13 +254,13 @@ class Run:
         return v
 
     def mean(self, name: str) -> Array | None:
-        """Mean over the batch of ``name`` (which must have been listed in ``means``)."""
-        fn = self.mean_fns.get(name)
-        if fn is None:
-            v = self.values.get(name)
-            return None if v is None else v.mean(axis=0)
-        result = fn()
-        return None if result is None else np.array(result)  # its buffer is reused
+        """Mean over the batch of ``name``, as of the last :meth:`run` (a name listed in
+        ``means`` at bind time is averaged by the run itself, cheaply)."""
+        if name in self.means:
+            result = self.means[name]
+            return None if result is None else np.array(result)  # its buffer is reused
+        v = self.values.get(name)
+        return None if v is None else v.mean(axis=0)
 
     def first_nonfinite(self, only: set[str] | None = None) -> Define | None:
         """Re-run step by step; the first line whose value is NaN or infinite (diagnostics).
@@ -264,23 +277,63 @@ class Run:
         return None
 
 
-def batch_mean(value: Array) -> Callable[[], Array]:
-    """Mean over the batch axis as one BLAS product (3x faster than ``mean(axis=0)``)."""
+def batch_mean(value: Array, out: Array | None = None) -> Callable[[], Array]:
+    """Mean over the batch axis as one BLAS product (3x faster than ``mean(axis=0)``), into
+    ``out`` (the per-example shape) when given.
+
+    >>> batch_mean(np.array([[1.0, 2.0], [3.0, 6.0]]))()
+    array([2., 4.])
+    """
     n = value.shape[0]
     weights = np.full(n, 1.0 / n)
     flat = value.reshape(n, -1)
-    out = np.empty(flat.shape[1])
-    shape = value.shape[1:]
+    result = np.empty(value.shape[1:]) if out is None else out
+    flat_out = result.reshape(-1)  # a view: the product lands in ``result``
 
     def mean() -> Array:
-        np.matmul(weights, flat, out=out)
-        return out.reshape(shape)
+        np.matmul(weights, flat, out=flat_out)
+        return result
 
     return mean
 
 
-def _rows(x: object, n: int) -> bool:
-    return isinstance(x, np.ndarray) and x.shape[0] == n and x.ndim <= 2
+@dataclass(frozen=True)
+class _MeanContext:
+    """What an operator's batch-mean rule sees (``ops.MeanContext``)."""
+
+    n: int
+    args: tuple[Array | np.float64, ...]
+    out: Array
+
+
+def _linear(step: _Step) -> bool:
+    d = step.define
+    return ops.OPS[str(d.op)].linear and all(isinstance(a, str) for a in d.args)
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One executed line: its 1-based line number in the program's text, the variable it
+    defines, and the value it computed (a float, an array, or None for NULL)."""
+
+    line: int
+    name: str
+    value: float | Array | None
+
+
+def trace(program: Program, inputs: Mapping[str, float | Array | None]) -> list[TraceStep]:
+    """Run ``program`` on one input record; every definition in execution order, with the
+    value it computed (what a stepper shows, one line at a time).
+
+    >>> from tenflang_nb.core.program import parse
+    >>> p = parse("declare input x\\ndeclare intvar y\\ndefine y = mul x 3\\n")
+    >>> trace(p, {"x": 2.0})
+    [TraceStep(line=3, name='y', value=6.0)]
+    """
+    plan = Plan(program)
+    run = plan.bind({k: v for k, v in inputs.items() if v is not None}, n=1)
+    run.run()
+    return [TraceStep(d.src.line, d.target, _scalar(run.value(d.target))) for d in plan.defines]
 
 
 def interpret(program: Program, inputs: Mapping[str, float | Array | None]

@@ -1,8 +1,8 @@
 """A checked TenFlang program: text -> statements -> :class:`Program` (kinds, shapes, warnings).
 
-``parse`` is the front door: it expands the original's vectors and macros when a program uses
-them, parses every line, and checks the rules of the language, reporting every error found
-(each with the file, ``line N`` and a caret), not only the first.
+``parse`` is the front door: it runs the original's preprocessor (vectors and macros) when a
+program uses it, parses every line, and checks the rules of the language, reporting every
+error found (each with the file, ``line N`` and a caret), not only the first.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from . import ops
+from . import lexical, ops, preprocess
 from .errors import Diagnostic, TenFlangError
-from .ops import Const, Shape, ShapeError, fmt_shape
+from .lexical import GIVEN_KINDS, fmt_shape
+from .ops import Const, Shape, ShapeError
 from .perf import gc_paused
-from .syntax import GIVEN_KINDS, Comment, Declare, Define, Src, Statement, parse_statements
-from .textio import split_lines
+from .syntax import Comment, Declare, Define, Src, Statement, parse_statements
 
 
 @dataclass
@@ -88,16 +88,14 @@ def parse(text: str, file: str = "<program>") -> Program:
 
 
 def _parse(text: str, file: str) -> Program:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = split_lines(text, file)
-    from . import expand  # the preprocessor is only needed by programs that use vectors
-
-    if not any(line.strip() and not line.lstrip().startswith("#") for line in lines):
+    text = lexical.normalize_text(text)
+    lines = _program_lines(text, file)
+    if not any(t and t[0] != lexical.MACRO_DIRECTIVE for t in map(lexical.split_tokens, lines)):
         raise TenFlangError([Diagnostic(
             "empty program: no declarations or definitions", file,
             hint="a program starts with lines like 'declare input x'")])
-    if expand.needs_expansion(text):
-        expanded = expand.expand(text, file)
+    if preprocess.needs_preprocessing(text):
+        expanded = preprocess.preprocess(text, file)
         originals = {n: line for n, line in enumerate(lines, 1)}
         statements = parse_statements([(e.line, e.text) for e in expanded], file)
         statements = [_relocate(s, originals) for s in statements]
@@ -105,6 +103,17 @@ def _parse(text: str, file: str) -> Program:
         program.expanded = True
         return program
     return check(parse_statements(list(enumerate(lines, 1)), file), file)
+
+
+def _program_lines(text: str, file: str) -> list[str]:
+    """The lines of a program, rejecting overlong ones (a sign of a binary or minified file)."""
+    lines = lexical.split_lines(text)
+    for number, line in enumerate(lines, 1):
+        if len(line) > lexical.MAX_LINE_LENGTH:
+            raise TenFlangError.at(
+                f"line is {len(line)} characters long (at most {lexical.MAX_LINE_LENGTH} "
+                "allowed)", file=file, line=number, source=line[:80])
+    return lines
 
 
 def _relocate(statement: Statement, originals: dict[int, str]) -> Statement:

@@ -1,60 +1,18 @@
-"""TenFlang's lexical rules and statements: text -> list of statements with source positions.
+"""TenFlang's statements: numbered lines -> ``declare``/``define``/comment statements, each
+with its source position.
 
-Only syntax lives here (tokens, names, literals, line shapes). The language rules that need
-more than one line (declare before define, shapes, ...) are in ``check.py``.
+The lexical rules (tokens, names, numbers, keywords, shapes) are in ``lexical``; the language
+rules that need more than one line (declare before define, shapes, ...) are in ``program``.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from . import ops
+from . import lexical, ops
 from .errors import Diagnostic, TenFlangError
+from .lexical import KINDS, MACRO_DIRECTIVE, fmt_shape, is_keyword, is_name, is_number
 from .ops import Const, Ref, Shape
-
-KINDS = ("input", "exp_output", "weight", "intvar", "output", "loss")
-GIVEN_KINDS = frozenset({"input", "exp_output", "weight"})  # bound from data, never defined
-# the original's vector words are reserved so a program cannot shadow them
-RESERVED = frozenset(
-    {"declare", "define", "declare_vector", "define_vector", "dot", "reduce_vector",
-     "constant", "inf", "infinity", "nan", "null", "="}
-)
-
-_PLAIN = r"[A-Za-z_][A-Za-z0-9_.]*"
-# one definition of a name, shared with the data-file reader
-NAME_PATTERN = rf"(?:d/{_PLAIN}/d/{_PLAIN}(?::[0-9]+)?|{_PLAIN})"
-NAME_RE = re.compile(NAME_PATTERN)
-NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_TOKEN_RE = re.compile(r"[^ \t]+")
-
-
-def split_tokens(text: str) -> list[str]:
-    """Tokens separated by spaces or tabs (only those: other whitespace is part of a token).
-
-    >>> split_tokens("define  z =\tmul x w")
-    ['define', 'z', '=', 'mul', 'x', 'w']
-    """
-    return [t for t in text.replace("\t", " ").split(" ") if t]
-
-
-def is_keyword(token: str) -> bool:
-    return token in RESERVED or token in KINDS or ops.lookup(token) is not None
-
-
-def is_number(token: str) -> bool:
-    return NUMBER_RE.fullmatch(token) is not None
-
-
-def is_name(token: str) -> bool:
-    """A valid variable name: letters, digits, ``_`` and ``.``, or a generated ``d/a/d/b``.
-
-    >>> [is_name(t) for t in ("w.0", "d/L/d/w:2", "2x", "mul", "a-b")]
-    [True, True, False, False, False]
-    """
-    if NAME_RE.fullmatch(token) is None:
-        return False
-    return token.startswith("d/") or not is_keyword(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +26,14 @@ class Src:
 
     @property
     def tokens(self) -> tuple[str, ...]:
-        return () if self.expansion is not None else tuple(split_tokens(self.text))
+        return () if self.expansion is not None else tuple(lexical.split_tokens(self.text))
 
     @property
     def cols(self) -> tuple[int, ...]:
         # computed only when an error needs a caret: parsing a long program stays cheap
         if self.expansion is not None:
             return ()
-        return tuple(m.start() for m in _TOKEN_RE.finditer(self.text))
+        return tuple(col for col, _ in lexical.token_spans(self.text))
 
     def diag(self, message: str, token: int | None = None, severity: str = "error",
              hint: str | None = None) -> Diagnostic:
@@ -103,7 +61,7 @@ class Declare:
     src: Src = GENERATED
 
     def __str__(self) -> str:
-        suffix = f" {ops.fmt_shape(self.shape)}" if self.shape else ""
+        suffix = f" {fmt_shape(self.shape)}" if self.shape else ""
         return f"declare {self.kind} {self.name}{suffix}"
 
 
@@ -143,22 +101,10 @@ Statement = Declare | Define | Comment
 
 
 def _parse_shape(text: str, src: Src, token: int) -> Shape:
-    inner = text.strip()
-    if not (inner.startswith("[") and inner.endswith("]")):
-        raise TenFlangError([src.diag(f"expected a shape like [64, 32], got '{text}'", token)])
-    parts = [p.strip() for p in inner[1:-1].split(",")]
-    if parts == [""]:
-        return ()
-    dims: list[int] = []
-    for part in parts:
-        if not part.isdigit() or int(part) < 1:
-            raise TenFlangError(
-                [src.diag(f"shape dimensions must be positive integers, got '{part}'", token)]
-            )
-        dims.append(int(part))
-    if len(dims) > 4:
-        raise TenFlangError([src.diag("shapes have at most 4 dimensions", token)])
-    return tuple(dims)
+    try:
+        return lexical.parse_shape(text)
+    except ValueError as exc:
+        raise TenFlangError([src.diag(str(exc), token)]) from None
 
 
 def _operand(token: str, src: Src, index: int) -> Ref:
@@ -167,7 +113,7 @@ def _operand(token: str, src: Src, index: int) -> Ref:
         if value != value or value in (float("inf"), float("-inf")):
             raise TenFlangError([src.diag(f"constant '{token}' is out of range", index)])
         return Const(value, token)
-    if token.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+    if lexical.is_nonfinite_word(token):
         raise TenFlangError(
             [src.diag(f"'{token}' is not allowed: constants must be finite numbers", index)]
         )
@@ -200,13 +146,13 @@ def parse_line(text: str, line: int, file: str) -> Statement | None:
     >>> parse_line("define z = mul x 2", 9, "s.tf")
     Define(target='z', op='mul', args=('x', Const(value=2.0, text='2')), src=...)
     """
-    tokens = split_tokens(text)
+    tokens = lexical.split_tokens(text)
     if not tokens:
-        return None
+        stripped = text.strip()
+        # a line that is all comment is kept (the GCP's block headers are such lines)
+        return Comment(stripped[1:].strip(), Src(file, line, text)) if stripped else None
     src = Src(file, line, text)
     head = tokens[0]
-    if head.startswith("#"):
-        return Comment(text.strip()[1:].strip(), src)
     if head == "declare":
         if len(tokens) < 3:
             missing = "a kind and a name" if len(tokens) == 1 else "a name"
@@ -218,7 +164,7 @@ def parse_line(text: str, line: int, file: str) -> Statement | None:
         name = _check_name(tokens[2], src, 2)
         shape = None
         if len(tokens) > 3:
-            shape = _parse_shape(text[src.cols[3]:], src, 3)
+            shape = _parse_shape(lexical.code_part(text)[src.cols[3]:], src, 3)
         return Declare(kind, name, shape, src)
     if head == "define":
         if len(tokens) < 4 or tokens[2] != "=":
@@ -249,7 +195,7 @@ def parse_line(text: str, line: int, file: str) -> Statement | None:
             )])
         args = tuple(_operand(t, src, 4 + i) for i, t in enumerate(rhs[1:]))
         return Define(target, rhs[0], args, src)
-    if head in ("declare_vector", "define_vector") or head == "#macro":
+    if head in lexical.VECTOR_INSTRUCTIONS or head == MACRO_DIRECTIVE:
         raise TenFlangError([src.diag(f"'{head}' should have been expanded", 0)])
     raise TenFlangError([src.diag(
         f"unknown instruction '{head}'", 0,

@@ -1,4 +1,4 @@
-"""Reading text files strictly and writing output files atomically."""
+"""Reading files strictly and writing output files atomically."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ import tempfile
 from pathlib import Path
 
 from .errors import TenFlangError
-
-MAX_LINE_LENGTH = 10_000
+from .lexical import normalize_text
 
 
 def decode(data: bytes, file: str) -> str:
-    """Decode UTF-8, naming the line of the first bad byte; CRLF becomes LF.
+    """Decode UTF-8, naming the line of the first bad byte; then normalize (BOM, CRLF).
 
     >>> decode(b"declare input x\\r\\n", "a.tf")
     'declare input x\\n'
@@ -36,42 +35,25 @@ def decode(data: bytes, file: str) -> str:
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {col + 1})",
             file=file, line=line, column=column, length=1, source=source.rstrip("\r"),
         ) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return normalize_text(text)
 
 
-def split_lines(text: str, file: str, max_length: int | None = MAX_LINE_LENGTH) -> list[str]:
-    """Split into lines, rejecting overlong ones (a sign of a binary or minified file).
-
-    Data files pass ``max_length=None``: one line may hold a whole weight matrix.
-    """
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if max_length is None:
-        return lines
-    for number, line in enumerate(lines, 1):
-        if len(line) > max_length:
-            raise TenFlangError.at(
-                f"line is {len(line)} characters long (at most {max_length} allowed)",
-                file=file, line=number, source=line[:80],
-            )
-    return lines
-
-
-def read_text(path: str | os.PathLike[str]) -> str:
-    """Read a UTF-8 text file, turning OS errors into a clear :class:`TenFlangError`."""
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A file's bytes, turning OS errors into a clear :class:`TenFlangError`."""
     name = os.fspath(path)
     try:
-        data = Path(name).read_bytes()
+        return Path(name).read_bytes()
     except FileNotFoundError:
         raise TenFlangError.at("no such file", file=name) from None
     except IsADirectoryError:
         raise TenFlangError.at("is a directory, not a file", file=name) from None
     except OSError as exc:
         raise TenFlangError.at(f"cannot read: {exc.strerror}", file=name) from None
-    return decode(data, name)
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """Read a UTF-8 text file (normalized: no BOM, LF line ends)."""
+    return decode(read_bytes(path), os.fspath(path))
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:

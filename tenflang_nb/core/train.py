@@ -3,33 +3,32 @@
 The weights are the GCP's ``input`` variables ``w`` for which it has an ``output`` named
 ``d/L/d/w`` (L its ``loss``). Each step runs the GCP once over the whole training set (one
 batched pass), takes the mean loss and mean gradient, and moves ``w <- w - lr * grad`` until
-``||grad||_2 <= tol`` or ``max_iter`` updates, as the seed's pseudocode does.
+``||grad||_2 <= tol`` or ``max_iter`` updates, as the seed's pseudocode does. How to train is
+one :class:`~tenflang_nb.core.settings.TrainSettings`.
 
 :class:`GradientDescent` is a small state machine (``step()`` one gradient evaluation and
-update at a time) so a notebook can run it in chunks, show progress, stop and reset it.
+update at a time) so a notebook can run it in chunks, show progress, stop and reset it; all
+that changes while it trains is one :class:`TrainState`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar, overload
 
 import numpy as np
 
 from .errors import ComputeError, Diagnostic, TenFlangError
+from .lexical import adjoint_name
+from .optimizers import OPTIMIZERS, OptimizerState
 from .plan import Plan, batch_mean
 from .program import Program, ancestors
+from .settings import INITS, TrainSettings
 
 Weights = dict[str, "float | np.ndarray"]
-
-DEFAULT_LR = 0.1
-DEFAULT_TOL = 0.0005
-DEFAULT_MAX_ITER = 1000
-INITS = ("auto", "zeros", "normal")
-OPTIMIZERS = ("gd", "momentum", "adam")
-ADAM_BETAS = (0.9, 0.999)
-ADAM_EPS = 1e-8
 
 
 @contextmanager
@@ -51,6 +50,80 @@ class Record:
     iteration: int  # updates made before this evaluation
     loss: float  # mean loss over the training set at these weights
     grad_norm: float  # ||mean gradient||_2 at these weights
+    # the weights this step evaluated (a copy), for drawing the path of descent; None once
+    # the history has thinned its snapshots out
+    weights: Weights | None = field(default=None, compare=False, repr=False)
+
+
+class History(Sequence[Record]):
+    """A run's records in bounded memory: the curve of any run, however long.
+
+    All records are kept until there are ``limit`` of them; then only those whose iteration
+    is a multiple of a stride (doubled as often as needed), always with the first and the
+    newest. Weight snapshots are thinned the same way to at most ``weight_limit`` records,
+    since one snapshot is as big as the model. ``every`` tells the stride in force.
+
+    >>> h = History(limit=4)
+    >>> for i in range(10):
+    ...     h.append(Record(i, 1.0 / (i + 1), 0.0))
+    >>> [r.iteration for r in h], h.every
+    ([0, 4, 8, 9], 4)
+    """
+
+    def __init__(self, limit: int = 10_000, weight_limit: int = 500) -> None:
+        self.limit = limit
+        self.weight_limit = weight_limit
+        self.every = 1  # records kept: iterations that are multiples of this (and the newest)
+        self.weights_every = 1
+        self._records: list[Record] = []
+        self._snapshots = 0  # records that hold weights
+
+    def append(self, record: Record) -> None:
+        records = self._records
+        if records:
+            newest = records[-1]  # no longer the newest: keep it only if a stride keeps it
+            if newest.iteration % self.every:
+                records.pop()
+                self._snapshots -= newest.weights is not None
+            elif newest.weights is not None and newest.iteration % self.weights_every:
+                records[-1] = dataclasses.replace(newest, weights=None)
+                self._snapshots -= 1
+        records.append(record)
+        self._snapshots += record.weights is not None
+        # each thinning halves what is kept, so appending stays O(1) amortized
+        if len(records) > self.limit:
+            while len(records) > self.limit:
+                self.every *= 2
+                records[:-1] = [r for r in records[:-1] if r.iteration % self.every == 0]
+            self._snapshots = sum(r.weights is not None for r in records)
+        while self._snapshots > self.weight_limit:
+            self.weights_every *= 2
+            for i, r in enumerate(records[:-1]):
+                if r.weights is not None and r.iteration % self.weights_every:
+                    records[i] = dataclasses.replace(r, weights=None)
+            self._snapshots = sum(r.weights is not None for r in records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @overload
+    def __getitem__(self, index: int) -> Record: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Record]: ...
+
+    def __getitem__(self, index: int | slice) -> Record | list[Record]:
+        return self._records[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, History | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<History: {len(self)} records, every {self.every}>"
 
 
 @dataclass
@@ -83,8 +156,8 @@ def gcp_weights(gcp: Program) -> tuple[str, dict[str, str]]:
     loss = losses[0]
     outputs = set(gcp.names("output"))
     # in the weights' declaration order, as the user wrote them (not the backward order)
-    grads = {w: f"d/{loss}/d/{w}" for w in gcp.names("input", "weight")
-             if f"d/{loss}/d/{w}" in outputs}
+    grads = {w: adjoint_name(loss, w) for w in gcp.names("input", "weight")
+             if adjoint_name(loss, w) in outputs}
     if not grads:
         raise TenFlangError([Diagnostic(
             f"not a gradient program: no output named d/{loss}/d/<weight>", gcp.file)])
@@ -128,42 +201,6 @@ def _norm(arrays: list[np.ndarray]) -> float:
     return scale * float(np.sqrt(sum(float(np.sum((a / scale) ** 2)) for a in arrays)))
 
 
-class _Update:
-    """The update rules, one per optimizer; state (velocities, moments) lives here.
-
-    gd:       w <- w - lr g
-    momentum: v <- mu v + g;  w <- w - lr v
-    adam:     m <- b1 m + (1 - b1) g;  s <- b2 s + (1 - b2) g^2;
-              w <- w - lr (m / (1 - b1^t)) / (sqrt(s / (1 - b2^t)) + eps)
-    """
-
-    def __init__(self, name: str, momentum: float) -> None:
-        self.name = name
-        self.momentum = momentum
-        self.first: dict[str, np.ndarray] = {}
-        self.second: dict[str, np.ndarray] = {}
-        self.t = 0
-
-    def __call__(self, grads: dict[str, np.ndarray], lr: float) -> dict[str, np.ndarray]:
-        """The step to subtract from each weight."""
-        if self.name == "gd":
-            return {w: lr * g for w, g in grads.items()}
-        if self.name == "momentum":
-            for w, g in grads.items():
-                self.first[w] = self.momentum * self.first.get(w, 0.0) + g
-            return {w: lr * self.first[w] for w in grads}
-        b1, b2 = ADAM_BETAS
-        self.t += 1
-        steps = {}
-        for w, g in grads.items():
-            self.first[w] = b1 * self.first.get(w, 0.0) + (1 - b1) * g
-            self.second[w] = b2 * self.second.get(w, 0.0) + (1 - b2) * g * g
-            m_hat = self.first[w] / (1 - b1 ** self.t)
-            s_hat = self.second[w] / (1 - b2 ** self.t)
-            steps[w] = lr * m_hat / (np.sqrt(s_hat) + ADAM_EPS)
-        return steps
-
-
 class _BatchStream:
     """Indices of successive mini-batches: each epoch a fresh shuffle, every batch full.
 
@@ -189,93 +226,94 @@ class _BatchStream:
 
 
 @dataclass
+class TrainState:
+    """Everything that changes while training, so that starting over is making a new one."""
+
+    weights: Weights
+    iterations: int = 0  # updates made
+    converged: bool = False
+    done: bool = False
+    history: History = field(default_factory=History)
+    optimizer: OptimizerState = field(default_factory=OptimizerState)
+    batches: _BatchStream | None = None
+
+
+T = TypeVar("T")
+
+
+class _FromState(Generic[T]):
+    """A read-only attribute of the trainer that is a field of its :class:`TrainState`."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, trainer: GradientDescent, owner: type | None = None) -> T:
+        return getattr(trainer.state, self.name)  # type: ignore[no-any-return]
+
+
 class GradientDescent:
     """Gradient descent on a GCP over a training set bound once.
 
     ``data`` maps each GCP input (not a weight) to an array whose first axis is the example.
-    The default is the seed's full-batch gradient descent. ``batch_size`` trains on shuffled
-    mini-batches instead (each step's loss, gradient and convergence test are then those of
-    its batch), and ``optimizer`` may be ``momentum`` (with ``momentum``) or ``adam``.
+    The default is the seed's full-batch gradient descent; ``settings.batch_size`` trains on
+    shuffled mini-batches instead (each step's loss, gradient and convergence test are then
+    those of its batch), and ``settings.optimizer`` picks the update rule. ``settings`` may
+    be replaced between steps (the notebook's sliders do): it is read at every step.
     """
 
-    gcp: Program
-    data: Mapping[str, np.ndarray]
-    n: int
-    lr: float = DEFAULT_LR
-    tol: float = DEFAULT_TOL
-    max_iter: int = DEFAULT_MAX_ITER
-    init: str = "auto"
-    seed: int = 0
-    start: Weights | None = None
-    batch_size: int | None = None
-    optimizer: str = "gd"
-    momentum: float = 0.9
-    history: list[Record] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._check_settings()
-        if self.optimizer not in OPTIMIZERS:
-            raise TenFlangError([Diagnostic(
-                f"unknown optimizer '{self.optimizer}' (use {', '.join(OPTIMIZERS)})")])
-        if self.batch_size is not None and self.batch_size < 1:
-            raise TenFlangError([Diagnostic("batch size must be >= 1")])
-        if self.batch_size is not None and self.batch_size >= self.n:
-            self.batch_size = None  # one batch holding everything is full-batch descent
-        self.loss_name, self.grad_names = gcp_weights(self.gcp)
-        shapes = {w: self.gcp.shapes[w] for w in self.grad_names}
-        self.initial = self.start if self.start is not None else initial_weights(
-            shapes, self.init, self.seed)
-        rows = self.batch_size or self.n
-        first = {k: np.asarray(v)[:rows] for k, v in self.data.items()}
-        self._run = Plan(self.gcp).bind(
-            {**first, **self.initial}, rows, means=list(self.grad_names.values()))
+    def __init__(self, gcp: Program, data: Mapping[str, np.ndarray], n: int,
+                 settings: TrainSettings | None = None, start: Weights | None = None) -> None:
+        self.gcp = gcp
+        self.data = data
+        self.n = n
+        self.settings = settings or TrainSettings()
+        self.loss_name, self.grad_names = gcp_weights(gcp)
+        s = self.settings
+        # one batch holding everything is full-batch descent
+        self.batch_size = s.batch_size if s.batch_size is not None and s.batch_size < n else None
+        shapes = {w: gcp.shapes[w] for w in self.grad_names}
+        self.initial = start if start is not None else initial_weights(shapes, s.init, s.seed)
+        rows = self.batch_size or n
+        first = {k: np.asarray(v)[:rows] for k, v in data.items()}
+        self._run = Plan(gcp).bind({**first, **self.initial}, rows,
+                                   means=list(self.grad_names.values()))
         # mini-batches are copied into the bound input buffers, so the plan is built once
-        self._batch_buffers = {k: self._run.values[k] for k in self.data
+        self._batch_buffers = {k: self._run.values[k] for k in data
                                if self._run.values.get(k) is not None}
         loss_values = self._run.values.get(self.loss_name)
         if loss_values is None:
             raise TenFlangError([Diagnostic(
                 f"the loss '{self.loss_name}' is null: the training data lacks a value it "
-                "needs", self.gcp.file)])
+                "needs", gcp.file)])
         # the raw buffer: (N,) per example, or (1,) when no example changes the loss
         self._loss_mean = batch_mean(loss_values)
-        self.reset()
+        self.state = self._start(self.initial)
 
-    def _check_settings(self) -> None:
-        # checked again at every step: a notebook may change them between steps
-        for name, value in (("learning rate", self.lr), ("tolerance", self.tol)):
-            if not (np.isfinite(value) and value >= 0):
-                raise TenFlangError([Diagnostic(f"{name} must be a finite number >= 0, "
-                                                f"not {value!r}")])
-        if not (np.isfinite(self.momentum) and 0 <= self.momentum < 1):
-            raise TenFlangError([Diagnostic(f"momentum must be in [0, 1), "
-                                            f"not {self.momentum!r}")])
-        if int(self.max_iter) != self.max_iter or self.max_iter < 0:
-            raise TenFlangError([Diagnostic(f"max-iter must be an integer >= 0, "
-                                            f"not {self.max_iter!r}")])
+    def _start(self, weights: Weights) -> TrainState:
+        batches = (_BatchStream(self.n, self.batch_size, self.settings.seed)
+                   if self.batch_size else None)
+        return TrainState(
+            {w: (float(v) if np.ndim(v) == 0 else np.array(v, dtype=float))
+             for w, v in weights.items()}, batches=batches)
 
     def reset(self, weights: Weights | None = None) -> None:
         """Back to the initial weights (or ``weights``), forgetting the history."""
-        source = weights if weights is not None else self.initial
-        self.weights: Weights = {
-            w: (float(v) if np.ndim(v) == 0 else np.array(v, dtype=float))
-            for w, v in source.items()}
-        self.iterations = 0
-        self.converged = False
-        self.done = False
-        self.history = []
-        self._grads: dict[str, np.ndarray] = {}
-        self._update = _Update(self.optimizer, self.momentum)
-        self._batches = (_BatchStream(self.n, self.batch_size, self.seed)
-                         if self.batch_size else None)
+        self.state = self._start(weights if weights is not None else self.initial)
+
+    # the state, read-only, under the names a caller expects of a trainer
+    weights: _FromState[Weights] = _FromState()
+    iterations: _FromState[int] = _FromState()
+    converged: _FromState[bool] = _FromState()
+    done: _FromState[bool] = _FromState()
+    history: _FromState[History] = _FromState()
 
     def evaluate(self) -> tuple[float, dict[str, np.ndarray]]:
         """Mean loss and mean gradient at the current weights (one pass over the data)."""
         run = self._run
-        for w, value in self.weights.items():
+        for w, value in self.state.weights.items():
             run.set(w, value)
-        if self._batches is not None:
-            index = self._batches.next()
+        if self.state.batches is not None:
+            index = self.state.batches.next()
             for name, buffer in self._batch_buffers.items():
                 np.take(np.asarray(self.data[name]), index, axis=0, out=buffer)
         with np.errstate(all="ignore"):
@@ -284,7 +322,7 @@ class GradientDescent:
             grads = {}
             for w, name in self.grad_names.items():
                 g = run.mean(name)
-                grads[w] = np.zeros(np.shape(self.weights[w])) if g is None else np.array(g)
+                grads[w] = np.zeros(np.shape(self.state.weights[w])) if g is None else g
         if not np.isfinite(loss) or not all(np.all(np.isfinite(g)) for g in grads.values()):
             self._nonfinite()
         return loss, grads
@@ -294,8 +332,8 @@ class GradientDescent:
         for target in (self.loss_name, *self.grad_names.values()):
             needed |= ancestors(self.gcp, target)
         bad = self._run.first_nonfinite(needed)
-        where = f"at iteration {self.iterations}"
-        hint = "try a smaller learning rate" if self.iterations else (
+        where = f"at iteration {self.state.iterations}"
+        hint = "try a smaller learning rate" if self.state.iterations else (
             "check the training data and the program")
         if bad is None:
             raise ComputeError([Diagnostic(f"the loss or a gradient is NaN or infinite {where}",
@@ -305,41 +343,39 @@ class GradientDescent:
 
     def step(self) -> Record:
         """Evaluate the gradient; stop if it is ~0 or max-iter is reached, else update."""
-        if self.done:
+        state, s = self.state, self.settings
+        if state.done:
             raise RuntimeError("training is finished; call reset() to start again")
-        self._check_settings()
         loss, grads = self.evaluate()
         norm = _norm(list(grads.values()))
-        record = Record(self.iterations, loss, norm)
-        self.history.append(record)
-        self._grads = grads
-        if norm <= self.tol:
-            self.converged = self.done = True
-        elif self.iterations >= self.max_iter:
-            self.done = True
+        snapshot = {w: (v if isinstance(v, float) else v.copy()) for w, v in state.weights.items()}
+        record = Record(state.iterations, loss, norm, snapshot)
+        state.history.append(record)
+        if norm <= s.tol:
+            state.converged = state.done = True
+        elif state.iterations >= s.max_iter:
+            state.done = True
         else:
+            steps = OPTIMIZERS[s.optimizer].step(state.optimizer, grads, lr=s.lr,
+                                                 momentum=s.momentum)
             with np.errstate(all="ignore"):  # a non-finite result is caught next evaluation
-                for w, step in self._update(grads, self.lr).items():
-                    new = self.weights[w] - step
-                    self.weights[w] = float(new) if np.ndim(new) == 0 else new
-            self.iterations += 1
+                for w, step in steps.items():
+                    new = state.weights[w] - step
+                    state.weights[w] = float(new) if np.ndim(new) == 0 else new
+            state.iterations += 1
         return record
-
-    @property
-    def gradient(self) -> dict[str, np.ndarray]:
-        """The mean gradient from the last evaluation."""
-        return self._grads
 
     def run(self, callback: Callable[[GradientDescent, Record], bool | None] | None = None
             ) -> TrainResult:
         """Step until done; ``callback(self, record)`` returning True stops early."""
         with single_threaded_blas():
-            while not self.done:
+            while not self.state.done:
                 record = self.step()
                 if callback is not None and callback(self, record):
                     break
         return self.result()
 
     def result(self) -> TrainResult:
-        return TrainResult(dict(self.weights), list(self.history), self.converged,
-                           self.iterations)
+        state = self.state
+        return TrainResult(dict(state.weights), list(state.history), state.converged,
+                           state.iterations)

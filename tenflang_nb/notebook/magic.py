@@ -11,10 +11,9 @@
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import keyword
 import os
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -23,47 +22,32 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..core.errors import TenFlangError
-from ..core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, INITS
+from ..core.settings import SETTINGS, TrainSettings
+from .loop import kernel_loop_running
 from .model import TenFlangModel, as_examples
-from .views import DEFAULT_VIEWS, VIEWS, parse_views, program_view
+from .views import VIEWS, default_views, describe_views, parse_views, program_view
 from .views_diag import error_view, warnings_view
 
-__all__ = ["TenFlangMagics", "kernel_loop_running", "load", "unload"]
+__all__ = ["TenFlangMagics", "load", "unload"]
 
 
-class _Setting:
-    """An argparse ``type`` for a training setting: the panel's own parser and checks (one
-    list of parameters for options and sliders), imported only when the option is given."""
+def _settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """One option per training setting, from the settings' own table.
 
-    def __init__(self, name: str, kind: type) -> None:
-        self.name = name
-        self.kind = kind
-        self.__name__ = name  # argparse names the type in its error messages
-
-    def __call__(self, text: str) -> Any:
-        from .panel import PARAMETERS  # lazily: it imports ipywidgets and matplotlib
-
-        for p in PARAMETERS:
-            if p.name == self.name:
-                try:
-                    return p.parse(text)
-                except argparse.ArgumentTypeError as exc:
-                    # argparse already names the option: "argument --lr: ..."
-                    message = str(exc).removeprefix(f"{p.option}: ")
-                    raise argparse.ArgumentTypeError(message) from None
-        return self.kind(text)
+    Given as text (None when absent) and checked by :class:`TrainSettings`, so a bad value
+    gets the same message here as on the command line and in Python.
+    """
+    for setting in reversed(list(SETTINGS.values())):
+        default = "" if setting.default is None else f" (default {setting.default})"
+        func = argument(setting.option, dest=setting.name, default=None,
+                        metavar=setting.name.upper(), help=setting.help + default + ".")(func)
+    return func
 
 
-def kernel_loop_running(shell: Any) -> bool:
-    """True inside a Jupyter kernel whose event loop runs (live training is possible there);
-    False in terminal IPython, scripts and ``InteractiveShell`` tests."""
-    if getattr(shell, "kernel", None) is None:
-        return False
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+def _settings(args: Any) -> TrainSettings:
+    given = {name: setting.parse(value) for name, setting in SETTINGS.items()
+             if (value := getattr(args, name)) is not None}
+    return TrainSettings(**given)
 
 
 @magics_class
@@ -75,24 +59,16 @@ class TenFlangMagics(Magics):
     @argument("name", nargs="?", default=None,
               help="Python name to bind the model to (nothing is bound without it, or when "
                    "the program has an error; a previous value is then kept).")
-    @argument("--show", default=",".join(DEFAULT_VIEWS), metavar="VIEWS",
+    @argument("--show", default=",".join(default_views()), metavar="VIEWS",
               help=f"comma-separated views: {', '.join(VIEWS)}; or all, none "
-                   f"(default: {','.join(DEFAULT_VIEWS)}). 'values' is the graph with "
-                   "values and gradients on training example 0, after --train --no-live.")
+                   f"(default: {','.join(default_views())}). "
+                   + "; ".join(describe_views().splitlines()) + ".")
     @argument("--full", action="store_true",
               help="show the full GCP (every adjoint d/L/d/v) instead of the pruned one.")
     @argument("--train", metavar="DATA",
               help="train on DATA: a variable (dict of arrays, DataFrame, list of dicts) or "
                    "a data file path; shows the training panel.")
-    @argument("--lr", type=_Setting("lr", float), default=DEFAULT_LR,
-              help=f"learning rate (default {DEFAULT_LR}).")
-    @argument("--tol", type=_Setting("tol", float), default=DEFAULT_TOL,
-              help=f"stop when ||gradient|| <= tol (default {DEFAULT_TOL}).")
-    @argument("--max-iter", type=_Setting("max_iter", int), default=DEFAULT_MAX_ITER,
-              help=f"at most this many updates (default {DEFAULT_MAX_ITER}).")
-    @argument("--init", choices=INITS, default="auto",
-              help="initial weights: auto (matrices random, the rest 0), zeros or normal.")
-    @argument("--seed", type=int, default=0, help="random seed of the initial weights.")
+    @_settings_options
     @argument("--no-live", action="store_true",
               help="train to the end before showing the panel (deterministic; for nbval, "
                    "scripts, static notebooks). Plain IPython never trains live.")
@@ -115,13 +91,14 @@ class TenFlangMagics(Magics):
             which = parse_views(args.show)
         except ValueError as exc:
             raise UsageError(f"--show: {exc}") from None
+        settings = _settings(args)  # a bad value raises a TenFlangError: no traceback
         name = args.name
         if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
             raise UsageError(f"{name!r} is not a valid Python name to bind the model to")
         data = self._training_data(args.train) if args.train else None
 
         try:
-            model = TenFlangModel(cell, name or "cell", init=args.init, seed=args.seed)
+            model = TenFlangModel(cell, name or "cell", settings)
         except TenFlangError as err:
             display(error_view(err, cell, title="The program has errors: nothing was bound."))
             return
@@ -130,13 +107,14 @@ class TenFlangMagics(Magics):
         warned = warnings_view(model.warnings)
         if warned is not None:
             display(warned)
-        before = [v for v in which if v != "values"] if data is not None else which
+        after = [v for v in which if VIEWS[v].needs_training] if data is not None else []
+        before = [v for v in which if v not in after]
         if before:
             display(program_view(model, before, full=args.full))
         if data is not None:
             trained = self._train(model, data, args)
-            if trained and "values" in which:
-                display(program_view(model, ["values"]))
+            if trained and after:
+                display(program_view(model, after, full=args.full))
 
     def _training_data(self, spec: str) -> Any:
         ns = self.shell.user_ns
@@ -149,17 +127,16 @@ class TenFlangMagics(Magics):
 
     def _train(self, model: TenFlangModel, data: Any, args: Any) -> bool:
         """Build and show the training panel; True when there are trained weights to show."""
-        options = {"lr": args.lr, "tol": args.tol, "max_iter": args.max_iter}
         live = not args.no_live and kernel_loop_running(self.shell)
         try:
             table = as_examples(data)
-            panel = model.training_panel(table, live=live, **options)
+            panel = model.training_panel(table, live=live)
         except TenFlangError as err:
             display(error_view(err, model.source, title="Cannot train on this data."))
             return False
         except ImportError:  # no widgets: train blocking, show the result as a table
             try:
-                model.train(table, **options)
+                model.train(table)
             except TenFlangError as err:
                 display(error_view(err, model.source, title="Training failed."))
                 return False

@@ -1,9 +1,10 @@
 """The object ``%%tenflang NAME`` binds: a checked program with its graph, GCP and weights.
 
 It only wires the core together (parse, compile, plan, train) and hands results to the views;
-every number it shows is computed by the core's interpreter.
+every number it shows is computed by the core's interpreter. The model computes, the views
+render what it computed: no view calls back into a method that renders.
 
->>> from tenflang_nb.core.graph import SEED_EXAMPLE
+>>> from tenflang_nb.core.examples import SEED_EXAMPLE
 >>> net = TenFlangModel(SEED_EXAMPLE, "net")
 >>> net
 <TenFlang model 'net': 7 variables, 1 weight>
@@ -16,34 +17,26 @@ every number it shows is computed by the core's interpreter.
 
 from __future__ import annotations
 
-import itertools
+import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core import api
-from ..core.backprop import Gcp, adjoint_name
+from ..core.backprop import Gcp
 from ..core.bindings import check_names, training_columns
+from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
+from ..core.gradcheck import GradRow, check_gradients
 from ..core.graph import DataFlowGraph
-from ..core.plan import Plan
+from ..core.lexical import GIVEN_KINDS, adjoint_name
+from ..core.plan import Plan, TraceStep, trace
 from ..core.program import Program
-from ..core.syntax import GIVEN_KINDS
-from ..core.train import (
-    DEFAULT_LR,
-    DEFAULT_MAX_ITER,
-    DEFAULT_TOL,
-    GradientDescent,
-    Record,
-    TrainResult,
-    Weights,
-    initial_weights,
-)
-from ..core.vectors import VectorTable, from_records
+from ..core.settings import TrainSettings
+from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
 from . import views
 from .views_html import Rendered
-from .views_tables import fmt_short
 
 if TYPE_CHECKING:
     from .panel import TrainingPanel
@@ -51,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
 
-def as_examples(data: Any, program: Program | None = None) -> VectorTable:
+def as_examples(data: Any, program: Program | None = None) -> DataTable:
     """Examples from a file path, a dict of arrays, a DataFrame, a list of dicts, or ONE
     example written as a dict of values (``{"x": 1.0, "y": 0.5}``).
 
@@ -78,24 +71,22 @@ def _one_example(data: Mapping[str, Any], program: Program | None) -> bool:
 
 
 class Evaluation(list):  # type: ignore[type-arg]
-    """The outputs and loss per input vector (a list of dicts) that displays as a table."""
+    """The outputs and loss per input record (a list of dicts) that displays as a table."""
 
-    def __init__(self, results: list[dict[str, Any]], inputs: VectorTable) -> None:
+    def __init__(self, results: list[dict[str, Any]], inputs: DataTable) -> None:
         super().__init__(results)
         self.inputs = inputs
 
     def _repr_html_(self) -> str:
-        rows = [{"#": i, **self.inputs.vector(i), **r} for i, r in enumerate(self)]
-        return views.evaluation_html(rows, ["#", *self.inputs.names],
-                                     list(self[0]) if self else [])
+        return views.evaluation_html(self)
 
 
 class GradCheck(list):  # type: ignore[type-arg]
     """Rows ``{weight, gcp, numeric, rel_error, ok}``: the GCP's gradient against central
     finite differences of the loss, one row per weight component."""
 
-    def __init__(self, rows: list[dict[str, Any]], eps: float, rtol: float, skipped: int) -> None:
-        super().__init__(rows)
+    def __init__(self, rows: list[GradRow], eps: float, rtol: float, skipped: int) -> None:
+        super().__init__(dataclasses.asdict(row) for row in rows)
         self.eps, self.rtol, self.skipped = eps, rtol, skipped
 
     @property
@@ -115,17 +106,17 @@ class TenFlangModel:
     """A TenFlang program ready to look at, train and evaluate.
 
     Attributes: ``name``, ``source`` (the cell), ``program`` (core ``Program``), ``graph``
-    (``DataFlowGraph``), ``compiled`` (the pruned ``Gcp``; None without a loss), ``weights``
-    (name -> value), ``history`` (training ``Record`` list), ``result`` (last
-    ``TrainResult``), ``data`` (the last training data), ``panel`` (last training panel).
+    (``DataFlowGraph``), ``compiled`` (the pruned ``Gcp``; None without a loss), ``settings``
+    (the ``TrainSettings`` training starts from), ``weights`` (name -> value), ``history``
+    (training ``Record`` list), ``result`` (last ``TrainResult``), ``data`` (the last
+    training data), ``panel`` (last training panel).
     """
 
-    def __init__(self, source: str, name: str = "model", *, init: str = "auto",
-                 seed: int = 0) -> None:
+    def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
+                 **options: Any) -> None:
         self.name = name
         self.source = source
-        self.init = init
-        self.seed = seed
+        self.settings = TrainSettings.of(settings, **options)
         self.program: Program = api.parse(source, f"{name}.tf")
         self.graph = DataFlowGraph(self.program)
         # a program without a loss still has a graph and outputs; only gradients need one
@@ -134,10 +125,11 @@ class TenFlangModel:
         self._gcp_program: Program | None = None
         self._full_program: Program | None = None
         self.weights: Weights = initial_weights(
-            {w: self.program.shapes[w] for w in self.program.names("weight")}, init, seed)
+            {w: self.program.shapes[w] for w in self.program.names("weight")},
+            self.settings.init, self.settings.seed)
         self.history: list[Record] = []
         self.result: TrainResult | None = None
-        self.data: VectorTable | None = None
+        self.data: DataTable | None = None
         self.panel: TrainingPanel | None = None
 
     # ------------------------------------------------------------------ the compiled forms
@@ -181,41 +173,50 @@ class TenFlangModel:
             self._gcp_program = self._need_gcp().program()
         return self._gcp_program
 
-    def _full_gcp_program(self) -> Program:
+    @property
+    def full_gcp_program(self) -> Program:
+        """The full GCP parsed back (what shows every variable's adjoint)."""
         if self._full_program is None:
             self._full_program = self.compiled_full.program()
         return self._full_program
 
+    @property
+    def adjoints(self) -> dict[str, str]:
+        """Variable -> the name of its adjoint ``d/L/d/v``, for the variables that have one
+        (those that reach the loss)."""
+        if self.loss is None:
+            return {}
+        declared = self.full_gcp_program.decls
+        return {v: adjoint_name(self.loss, v) for v in self.graph.nodes
+                if adjoint_name(self.loss, v) in declared}
+
     # ------------------------------------------------------------------ training
 
-    def trainer(self, data: Any, *, lr: float = DEFAULT_LR, tol: float = DEFAULT_TOL,
-                max_iter: int = DEFAULT_MAX_ITER, init: str | None = None,
-                seed: int | None = None) -> GradientDescent:
-        """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights."""
-        return api.trainer(self.gcp_program, as_examples(data, self.program), lr=lr, tol=tol,
-                           max_iter=max_iter, init=init or self.init,
-                           seed=self.seed if seed is None else seed)
+    def trainer(self, data: Any, settings: TrainSettings | None = None, **options: Any
+                ) -> GradientDescent:
+        """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
+        with this model's ``settings`` changed by ``settings`` / ``options``."""
+        chosen = TrainSettings.of(settings or self.settings, **options)
+        return api.trainer(self.gcp_program, as_examples(data, self.program), chosen)
 
-    def train(self, data: Any, *, lr: float = DEFAULT_LR, tol: float = DEFAULT_TOL,
-              max_iter: int = DEFAULT_MAX_ITER, init: str | None = None,
-              seed: int | None = None) -> TrainResult:
+    def train(self, data: Any, settings: TrainSettings | None = None, **options: Any
+              ) -> TrainResult:
         """Gradient descent to the end (blocking); keeps the weights and the history.
 
-        >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE).train({"x": [1.0], "y": [0.7]}, max_iter=3).iterations
         3
         """
         table = as_examples(data, self.program)
-        t = self.trainer(table, lr=lr, tol=tol, max_iter=max_iter, init=init, seed=seed)
+        t = self.trainer(table, settings, **options)
         with np.errstate(all="ignore"):
             t.run()
-        self._adopt(t, table)
+        self.adopt(t, table)
         assert self.result is not None
         return self.result
 
-    def training_panel(self, data: Any, *, lr: float = DEFAULT_LR, tol: float = DEFAULT_TOL,
-                       max_iter: int = DEFAULT_MAX_ITER, init: str | None = None,
-                       seed: int | None = None, live: bool = True) -> TrainingPanel:
+    def training_panel(self, data: Any, settings: TrainSettings | None = None, *,
+                       live: bool = True, **options: Any) -> TrainingPanel:
         """A training panel (sliders, Train/Stop/Reset, live loss curve) on ``data``.
 
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
@@ -224,21 +225,23 @@ class TenFlangModel:
         from .panel import TrainingPanel  # widgets and matplotlib only when training
 
         table = as_examples(data, self.program)
+        chosen = TrainSettings.of(settings or self.settings, **options)
         # built now so bad data raises here, where the caller can show it, not in the panel
-        first = [self.trainer(table, lr=lr, tol=tol, max_iter=max_iter, init=init, seed=seed)]
+        first = [self.trainer(table, chosen)]
 
-        def make(lr: float, tol: float, max_iter: int) -> GradientDescent:
+        def make(settings: TrainSettings) -> GradientDescent:
             if first:
                 t = first.pop()
-                t.lr, t.tol, t.max_iter = lr, tol, max_iter
+                t.settings = settings
                 return t
-            return self.trainer(table, lr=lr, tol=tol, max_iter=max_iter, init=init, seed=seed)
+            return self.trainer(table, settings)
 
-        self.panel = TrainingPanel(make, lr=lr, tol=tol, max_iter=max_iter, live=live,
-                                   on_finish=lambda t: self._adopt(t, table))
+        self.panel = TrainingPanel(make, chosen, live=live,
+                                   on_finish=lambda t: self.adopt(t, table))
         return self.panel
 
-    def _adopt(self, trainer: GradientDescent, table: VectorTable) -> None:
+    def adopt(self, trainer: GradientDescent, table: DataTable) -> None:
+        """Keep a finished run's weights and history (and its data, for ``values(i)``)."""
         result = trainer.result()
         self.result = result
         self.weights = {w: (np.array(v) if np.ndim(v) else float(v))
@@ -253,7 +256,7 @@ class TenFlangModel:
     # ------------------------------------------------------------------ running
 
     def evaluate(self, inputs: Any) -> Evaluation:
-        """Outputs and loss for each input vector with the current weights.
+        """Outputs and loss for each input record with the current weights.
 
         ``inputs``: a dict of arrays, a list of dicts, a DataFrame, a file path, or one
         example as a dict of numbers. Displays as a table; it is a list of dicts.
@@ -261,7 +264,9 @@ class TenFlangModel:
         table = as_examples(inputs, self.program)
         return Evaluation(api.evaluate(self.program, table, self.weights), table)
 
-    def _examples(self, example: Any) -> VectorTable:
+    def example(self, example: Any = None) -> DataTable:
+        """One or more examples: an index into the training data (default 0) or the data
+        itself (a dict, a list of dicts, a path...)."""
         if example is None:
             example = 0
         if isinstance(example, int | np.integer) and not isinstance(example, bool):
@@ -274,7 +279,7 @@ class TenFlangModel:
                 raise TenFlangError.at(
                     f"example {int(example)} is out of range: the training data has {n}",
                     file=self.program.file)
-            return from_records([self.data.vector(int(example))], "<example>")
+            return from_records([self.data.record(int(example))], "<example>")
         return as_examples(example, self.program)
 
     def _data_names(self, program: Program) -> list[str]:
@@ -286,46 +291,54 @@ class TenFlangModel:
 
         ``example``: an index into the training data (default 0) or a dict.
         """
-        table = self._examples(example)
+        table = self.example(example)
         if len(table) != 1:
             raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
-        program = self._full_gcp_program() if self.compiled is not None else self.program
+        program = self.full_gcp_program if self.compiled is not None else self.program
         check_names(program, table, "the example", set(self._data_names(program)))
         data = {n: table.columns[n] for n in table.names if table.present[n][0]}
         run = Plan(program).bind({**data, **self.weights}, 1)
         with np.errstate(all="ignore"):
             run.run()
+        adjoints = self.adjoints
         out: dict[str, tuple[Any, Any]] = {}
         for v in self.graph.nodes:
             value = run.value(v)
-            grad = None
-            if self.loss is not None and adjoint_name(self.loss, v) in program.decls:
-                g = run.value(adjoint_name(self.loss, v))
-                grad = None if g is None else np.array(g[0])
-            out[v] = (None if value is None else np.array(value[0]), grad)
+            grad = run.value(adjoints[v]) if v in adjoints else None
+            out[v] = (None if value is None else np.array(value[0]),
+                      None if grad is None else np.array(grad[0]))
         return out
+
+    def trace(self, example: Any = None) -> list[TraceStep]:
+        """The GCP run on one example, line by line: each step's ``.line`` (1-based, in
+        ``self.gcp``), ``.name`` (the variable it defines) and ``.value`` (float, array, or
+        None for NULL), in execution order: the forward pass, then the backward pass.
+
+        ``example``: as for :meth:`values` (an index into the training data, default 0, or
+        the example itself).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> steps = TenFlangModel(SEED_EXAMPLE).trace({"x": 1.0, "y": 0.5})
+        >>> [(s.name, round(s.value, 4)) for s in steps][:3]
+        [('z', 0.0), ('o', 0.5), ('diff', 0.0)]
+        """
+        table = self.example(example)
+        if len(table) != 1:
+            raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
+        program = self.gcp_program
+        check_names(program, table, "the example", set(self._data_names(program)))
+        data = {n: table.columns[n][0] for n in table.names if table.present[n][0]}
+        with np.errstate(all="ignore"):
+            return trace(program, {**data, **self.weights})
 
     def show_values(self, example: Any = None) -> Rendered:
         """The graph with each node's value and gradient ``d/L/d/v`` on one example.
 
-        >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE, "net").show_values({"x": 1.0, "y": 0.5})
         <TenFlang values of 'net' on {x: 1.0, y: 0.5}>
         """
-        table = self._examples(example)
-        values = self.values(table)
-        has_adjoint = {v for v in self.graph.nodes
-                       if self.loss is not None
-                       and adjoint_name(self.loss, v) in self._known_adjoints()}
-        shown = {v: (fmt_short(val), fmt_short(grad) if v in has_adjoint else None)
-                 for v, (val, grad) in values.items()}
-        where = f"training example {example or 0}" if isinstance(example, int | None) else ""
-        return views.values_view(self, shown, table, where)
-
-    def _known_adjoints(self) -> set[str]:
-        if self.compiled is None:
-            return set()
-        return set(self._full_gcp_program().decls)
+        return views.values_view(self, example)
 
     def gradcheck(self, example: Any = None, *, eps: float = 1e-6, rtol: float = 1e-4,
                   atol: float = 1e-7, max_components: int = 20) -> GradCheck:
@@ -335,74 +348,36 @@ class TenFlangModel:
         examples (then the mean loss, as training uses). At most ``max_components`` entries
         of each tensor weight are checked. Displays as a table; ``.ok`` says if all agree.
 
-        >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE).gradcheck({"x": 1.5, "y": 0.2}).ok
         True
         """
         gcp = self._need_gcp()
-        table = self._examples(example)
+        table = self.example(example)
         names = list(self.weights)
         if not names:
             raise TenFlangError.at(f"'{self.name}' has no weights to check",
                                    file=self.program.file)
         columns = training_columns(self.gcp_program, table, names,
                                    [gcp.loss, *gcp.gradient_names().values()])
-        n = len(table)
-        grads = Plan(self.gcp_program).bind({**columns, **self.weights}, n)
-        shape_run = Plan(self.program).bind({**columns, **self.weights}, n)
-        loss = gcp.loss
-
-        def mean_loss() -> float:
-            shape_run.run()
-            values = shape_run.value(loss)
-            return float("nan") if values is None else float(np.mean(values))
-
-        rows: list[dict[str, Any]] = []
-        skipped = 0
-        with np.errstate(all="ignore"):
-            grads.run()
-            for w in names:
-                g = grads.value(gcp.gradient_names()[w])
-                mean_grad = np.zeros(np.shape(self.weights[w])) if g is None else g.mean(axis=0)
-                base = np.array(self.weights[w], dtype=float)
-                indices = list(itertools.islice(np.ndindex(base.shape), max_components))
-                skipped += base.size - len(indices)
-                for idx in indices:
-                    numeric = self._central_difference(shape_run, w, base, idx, eps, mean_loss)
-                    analytic = float(mean_grad[idx])
-                    diff = abs(analytic - numeric)
-                    scale = abs(analytic) + abs(numeric)
-                    rel = diff / scale if scale > 0 else 0.0
-                    label = w if not idx else f"{w}[{', '.join(map(str, idx))}]"
-                    rows.append({"weight": label, "gcp": analytic, "numeric": numeric,
-                                 "rel_error": rel, "ok": bool(rel <= rtol or diff <= atol)})
+        rows, skipped = check_gradients(
+            self.program, self.gcp_program, gcp.loss, columns, len(table), self.weights,
+            eps=eps, rtol=rtol, atol=atol, max_components=max_components)
         return GradCheck(rows, eps, rtol, skipped)
-
-    @staticmethod
-    def _central_difference(run: Any, w: str, base: np.ndarray, idx: tuple[int, ...],
-                            eps: float, mean_loss: Any) -> float:
-        bumped = base.copy()
-        bumped[idx] = base[idx] + eps
-        run.set(w, bumped)
-        up = mean_loss()
-        bumped[idx] = base[idx] - eps
-        run.set(w, bumped)
-        down = mean_loss()
-        run.set(w, base)
-        return (up - down) / (2 * eps)
 
     # ------------------------------------------------------------------ display
 
-    def show(self, which: str | list[str] = "graph,order,gcp", *, full: bool = False
-             ) -> Rendered:
-        """The views by name (graph, order, gcp, expanded, values), as the magic's ``--show``.
+    def show(self, which: str | list[str] | None = None, *, full: bool = False,
+             example: Any = None) -> Rendered:
+        """The views by name, as the magic's ``--show`` (default: the default views;
+        ``views.describe_views()`` lists them).
 
-        >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE, "net").show("order")
         <TenFlang views of 'net': order>
         """
-        names = views.parse_views(which) if isinstance(which, str) else list(which)
-        return views.program_view(self, names, full=full)
+        names = views.parse_views(which) if isinstance(which, str | None) else list(which)
+        return views.program_view(self, names, full=full, example=example)
 
     def dot(self) -> str:
         """The data-flow graph as Graphviz DOT text."""

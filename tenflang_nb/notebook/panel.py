@@ -23,8 +23,8 @@ Behaviour:
 - Without a running event loop (plain IPython, scripts) or with ``live=False`` (nbval,
   ``--no-live``), training is synchronous and deterministic and draws the curve once.
 
-:data:`PARAMETERS` lists the panel's settings once, so the ``%%tenflang`` options and the
-panel's controls come from the same place.
+The controls are the training settings of :data:`~tenflang_nb.core.settings.SETTINGS` (their
+labels, help and defaults); :data:`PARAMETERS` adds only how each is shown (widget, range).
 """
 
 from __future__ import annotations
@@ -43,8 +43,11 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..core.errors import TenFlangError
-from ..core.train import DEFAULT_LR, DEFAULT_MAX_ITER, DEFAULT_TOL, GradientDescent, TrainResult
+from ..core.settings import SETTINGS, Setting, TrainSettings
+from ..core.train import GradientDescent, TrainResult
+from .loop import live_loop
 from .plotting import loss_curve_png
+from .views_tables import weights_html
 
 __all__ = ["CHUNK_SECONDS", "PARAMETERS", "REDRAW_SECONDS", "STATES", "Parameter",
            "TrainingPanel"]
@@ -60,71 +63,46 @@ CHUNK_SECONDS = 0.05
 # The curve is redrawn at most this often during a live run (and never more than a quarter of
 # the time, since a redraw costs tens of milliseconds).
 REDRAW_SECONDS = 0.2
-MAX_WEIGHT_ROWS = 20
 
 
 @dataclass(frozen=True)
 class Parameter:
-    """One training setting: drives a panel control and can drive a ``%%tenflang`` option.
-
-    ``name`` is the keyword of :class:`TrainingPanel`, of ``make_trainer`` and of
-    :class:`~tenflang_nb.core.train.GradientDescent`; ``widget`` names the ipywidgets class;
-    ``low`` / ``high`` is the control's initial range (widened to fit a value outside it).
+    """How the panel shows one training setting: a control, and its initial range
+    (``low`` / ``high``, widened to fit a value outside it).
 
     >>> lr = PARAMETERS[0]
-    >>> lr.option, lr.label, lr.widget, lr.default
-    ('--lr', 'learning rate', 'FloatLogSlider', 0.1)
-    >>> lr.parse("0.5")
-    0.5
+    >>> lr.label, lr.widget, lr.default
+    ('learning rate', 'FloatLogSlider', 0.1)
     """
 
-    name: str
-    label: str
+    name: str  # the setting (a field of TrainSettings)
     widget: str  # "FloatLogSlider" or "BoundedIntText"
     low: float
     high: float
-    default: float | int
-    help: str
     step: float = 0.1  # slider step; for a log slider, in decades
 
     @property
-    def option(self) -> str:
-        """The command-line style option name, e.g. ``--max-iter``."""
-        return "--" + self.name.replace("_", "-")
+    def setting(self) -> Setting:
+        return SETTINGS[self.name]
 
     @property
-    def type(self) -> type:
-        return int if self.widget == "BoundedIntText" else float
+    def label(self) -> str:
+        return self.setting.label
+
+    @property
+    def default(self) -> Any:
+        return self.setting.default
+
+    @property
+    def option(self) -> str:
+        return self.setting.option
 
     def check(self, value: float) -> str | None:
-        """Why ``value`` cannot be shown by this control, or None if it can."""
-        if not math.isfinite(value):
-            return f"{self.label} must be a finite number"
+        """Why this control cannot show ``value`` (a valid setting), or None if it can."""
         if self.widget == "FloatLogSlider" and value <= 0:
-            return (f"{self.label} must be > 0 (a log slider cannot show 0; "
-                    f"use a tiny value such as {self.low:g})")
-        if value < 0:
-            return f"{self.label} must be >= 0"
+            return (f"{self.label} must be > 0 to be shown on a log slider; "
+                    f"use a tiny value such as {self.low:g}")
         return None
-
-    def parse(self, text: str) -> float | int:
-        """Parse and check an option value (usable as an argparse ``type=``).
-
-        >>> PARAMETERS[2].parse("50")
-        50
-        """
-        import argparse
-
-        try:
-            value = self.type(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{self.option}: expected {'an integer' if self.type is int else 'a number'}, "
-                f"got {text!r}") from None
-        problem = self.check(value)
-        if problem:
-            raise argparse.ArgumentTypeError(f"{self.option}: {problem}")
-        return value
 
     def control(self, value: float) -> widgets.ValueWidget:
         """The ipywidgets control showing ``value`` (the range widens to include it).
@@ -133,7 +111,7 @@ class Parameter:
         100.0
         """
         common: dict[str, Any] = {
-            "description": self.label, "tooltip": self.help,
+            "description": self.label, "tooltip": self.setting.help,
             "style": {"description_width": "initial"}}
         if self.widget == "FloatLogSlider":
             lo, hi = math.log10(self.low), math.log10(self.high)
@@ -151,15 +129,11 @@ class Parameter:
         raise ValueError(f"unknown widget kind {self.widget!r} for parameter {self.name!r}")
 
 
-# The panel's settings, in display order: the panel builds its controls from this list and the
-# %%tenflang magic its --lr / --tol / --max-iter options (Parameter.option, .parse, .help).
+# The settings the panel has controls for, in display order.
 PARAMETERS: tuple[Parameter, ...] = (
-    Parameter("lr", "learning rate", "FloatLogSlider", 1e-4, 10.0, DEFAULT_LR,
-              "step size: each update is w <- w - lr * grad"),
-    Parameter("tol", "tolerance", "FloatLogSlider", 1e-8, 1e-1, DEFAULT_TOL,
-              "converged when ||grad|| <= tol"),
-    Parameter("max_iter", "max iterations", "BoundedIntText", 0, 1_000_000, DEFAULT_MAX_ITER,
-              "stop after this many updates"),
+    Parameter("lr", "FloatLogSlider", 1e-4, 10.0),
+    Parameter("tol", "FloatLogSlider", 1e-8, 1e-1),
+    Parameter("max_iter", "BoundedIntText", 0, 1_000_000),
 )
 
 
@@ -172,40 +146,24 @@ def _num(x: float, digits: int = 3) -> str:
     return text
 
 
-def _weight_text(value: Any) -> str:
-    array = np.asarray(value, dtype=float)
-    if array.ndim == 0:
-        return f"{float(array):.6g}"
-    shape = "×".join(str(d) for d in array.shape)
-    return f"{shape} tensor, ‖·‖ = {float(np.linalg.norm(array)):.6g}"
-
-
-def _weights_html(weights: dict[str, Any]) -> str:
-    rows = [f"<tr><td style='padding-right:1em'><code>{html.escape(name)}</code></td>"
-            f"<td><code>{html.escape(_weight_text(value))}</code></td></tr>"
-            for name, value in list(weights.items())[:MAX_WEIGHT_ROWS]]
-    extra = len(weights) - MAX_WEIGHT_ROWS
-    if extra > 0:
-        rows.append(f"<tr><td colspan='2'>… and {extra} more</td></tr>")
-    return "<b>weights</b><table>" + "".join(rows) + "</table>"
-
-
 class TrainingPanel:
     """Train a GCP by gradient descent from a widget panel (see the module docstring).
 
-    ``make_trainer(lr, tol, max_iter)`` builds the :class:`GradientDescent`; it is called once
-    (again only if it failed). ``on_finish(trainer)`` is called whenever a run ends by
-    finishing or by Stop, not after an error (then :attr:`error` is set and the state is
-    ``"stopped"``) nor on Reset. Display the panel (it shows
-    :attr:`widget`, with a static HTML snapshot for frontends without widgets). For a saved
-    notebook to hold one stable output (nbval), call :meth:`run_sync` *before* displaying.
+    ``make_trainer(settings)`` builds the :class:`GradientDescent`; it is called once (again
+    only if it failed). ``settings`` are the :class:`TrainSettings` to start from; the
+    controls change their learning rate, tolerance and max iterations.
+    ``on_finish(trainer)`` is called whenever a run ends by finishing or by Stop, not after
+    an error (then :attr:`error` is set and the state is ``"stopped"``) nor on Reset.
+    Display the panel (it shows :attr:`widget`, with a static HTML snapshot for frontends
+    without widgets). For a saved notebook to hold one stable output (nbval), call
+    :meth:`run_sync` *before* displaying.
 
-    >>> from tenflang_nb.core.api import parse, compile, trainer
-    >>> from tenflang_nb.core.graph import SEED_EXAMPLE
+    >>> from tenflang_nb.core.api import TrainSettings, compile, parse, trainer
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
     >>> gcp = compile(parse(SEED_EXAMPLE))
     >>> data = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
-    >>> panel = TrainingPanel(lambda lr, tol, n: trainer(gcp, data, lr=lr, tol=tol, max_iter=n),
-    ...                       lr=0.1, tol=1e-3, max_iter=50, live=False)
+    >>> panel = TrainingPanel(lambda settings: trainer(gcp, data, settings),
+    ...                       TrainSettings(lr=0.1, tol=1e-3, max_iter=50), live=False)
     >>> panel.run_sync().iterations, panel.state
     (50, 'done')
     >>> panel.status
@@ -218,11 +176,12 @@ class TrainingPanel:
     chunk_seconds: float = CHUNK_SECONDS
     redraw_seconds: float = REDRAW_SECONDS
 
-    def __init__(self, make_trainer: Callable[[float, float, int], GradientDescent], *,
-                 lr: float, tol: float, max_iter: int, live: bool,
+    def __init__(self, make_trainer: Callable[[TrainSettings], GradientDescent],
+                 settings: TrainSettings | None = None, *, live: bool,
                  on_finish: Callable[[GradientDescent], None] | None = None,
                  log_scale: bool = True) -> None:
         self._make_trainer = make_trainer
+        self._base = settings or TrainSettings()
         self.live = live
         self.on_finish = on_finish
         self.state: State = "idle"
@@ -238,11 +197,10 @@ class TrainingPanel:
         self._draw_cost = 0.0
         self._note = ""
 
-        given = {"lr": lr, "tol": tol, "max_iter": max_iter}
         notes = []
         self.controls: dict[str, widgets.ValueWidget] = {}
         for p in PARAMETERS:
-            value = given[p.name]
+            value = getattr(self._base, p.name)
             problem = p.check(value)
             if problem:
                 notes.append(f"{problem}: using {p.default:g}")
@@ -282,9 +240,9 @@ class TrainingPanel:
     # --- public API ----------------------------------------------------------------------
 
     @property
-    def settings(self) -> dict[str, float | int]:
-        """The controls' current values, by parameter name."""
-        return {name: control.value for name, control in self.controls.items()}
+    def settings(self) -> TrainSettings:
+        """The settings the next step trains with: the controls' values on the given ones."""
+        return self._base.replace(**{name: c.value for name, c in self.controls.items()})
 
     @property
     def status(self) -> str:
@@ -334,7 +292,7 @@ class TrainingPanel:
         """
         if self.state == "running":
             return
-        loop = self._live_loop()
+        loop = live_loop()
         if loop is None:
             self.run_sync()
             return
@@ -445,27 +403,9 @@ class TrainingPanel:
 
     # --- internals -------------------------------------------------------------------------
 
-    def _live_loop(self) -> asyncio.AbstractEventLoop | None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return None
-        try:
-            from IPython import get_ipython
-        except ImportError:  # pragma: no cover - IPython is a dependency
-            return loop
-        shell = get_ipython()
-        # Terminal IPython runs a loop only while an `await` cell executes: a task created
-        # there would freeze until the next such cell. Only a kernel keeps its loop running.
-        if shell is not None and getattr(shell, "kernel", None) is None:
-            return None
-        return loop
-
     def _build_trainer(self) -> None:
-        s = self.settings
         try:
-            self.trainer = self._make_trainer(float(s["lr"]), float(s["tol"]),
-                                              int(s["max_iter"]))
+            self.trainer = self._make_trainer(self.settings)
         except TenFlangError as err:
             self.trainer = None
             self.error = err
@@ -474,10 +414,8 @@ class TrainingPanel:
             self.error = None
 
     def _apply_settings(self) -> None:
-        if self.trainer is None:
-            return
-        for name, value in self.settings.items():
-            setattr(self.trainer, name, value)
+        if self.trainer is not None:
+            self.trainer.settings = self.settings
 
     def _begin(self, draw: bool) -> object | None:
         """Prepare a run (start over or continue) and enter "running"; the run's token."""
@@ -578,7 +516,7 @@ class TrainingPanel:
         self.status_html.value = f"<code>{html.escape(self.status)}</code>"
         self.message_html.value = self._message_html()
         weights = self.trainer.weights if self.trainer is not None else {}
-        self.weights_html.value = _weights_html(weights)
+        self.weights_html.value = weights_html(weights)
         if draw:
             self._draw()
 

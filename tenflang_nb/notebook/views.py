@@ -1,5 +1,9 @@
-"""The views of a model, assembled: graph + order, shape program | GCP, expansion, values,
-and the model's own rich display. Each returns a :class:`Rendered` (HTML + stable text).
+"""The views of a model, as one registry (:data:`VIEWS`), and the model's other displays.
+
+A view is a name, a renderer (model, options -> an HTML part), a one-line description and
+where it appears: in the default set, in ``all``, and whether it needs a trained model.
+``--show`` parsing, its error message, ``%%tenflang?``, ``model.show()``, the defaults and
+the Guide all read the registry, so adding a view is one entry plus its renderer.
 
 The pieces live in ``views_graph`` (Graphviz), ``views_code`` (listings), ``views_diag``
 (errors), ``views_tables`` (tables) and ``views_html`` (plumbing).
@@ -12,38 +16,138 @@ The pieces live in ``views_graph`` (Graphviz), ``views_code`` (listings), ``view
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.datafiles import format_record
 from ..core.errors import TenFlangError
 from ..core.program import Program
-from ..core.vectors import VectorTable, format_vector
 from .views_code import listing_expanded, side_by_side
 from .views_diag import error_view
 from .views_graph import graph_html, layout_graph, order_html
 from .views_html import Rendered, esc, new_prefix, page
-from .views_tables import fmt_value, table_html
+from .views_tables import fmt_short, fmt_value, table_html, weights_html
 
 if TYPE_CHECKING:
-    from .model import GradCheck, TenFlangModel
+    from .model import Evaluation, GradCheck, TenFlangModel
 
 __all__ = [
-    "DEFAULT_VIEWS", "VIEWS", "dot_source", "evaluation_html", "gradcheck_html", "model_html",
-    "parse_views", "program_view", "training_summary", "values_view",
+    "VIEWS", "View", "ViewOptions", "default_views", "describe_views", "dot_source",
+    "evaluation_html", "gradcheck_html", "model_html", "parse_views", "program_view",
+    "training_summary", "values_view",
 ]
 
-VIEWS = ("graph", "order", "gcp", "expanded", "values")
-DEFAULT_VIEWS = ("graph", "order", "gcp")
-_ALL = ("graph", "order", "gcp", "expanded")
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """What every renderer gets besides the model: all the views asked for (a renderer may
+    lay itself out beside another), the GCP flavour, the example for value views."""
+
+    selected: tuple[str, ...]
+    full: bool = False
+    example: Any = None
+    prefix: str = "tfnb"
 
 
-def parse_views(text: str) -> list[str]:
-    """``"graph,order"`` -> the view names; ``all``, ``none``; ValueError for unknown ones."""
+Renderer = Callable[["TenFlangModel", ViewOptions], str]
+
+
+@dataclass(frozen=True)
+class View:
+    name: str
+    render: Renderer
+    description: str
+    default: bool = False  # shown when --show is not given
+    in_all: bool = True  # part of --show all
+    needs_training: bool = False  # shown after --train has trained (with --no-live)
+
+
+# ------------------------------------------------------------------------------- renderers
+
+
+def _render_graph(model: TenFlangModel, o: ViewOptions) -> str:
+    if "order" not in o.selected:
+        return graph_html(model.program, model.graph, o.prefix)
+    # graph and order side by side: the order's numbers are the ones drawn in the nodes
+    return (f'<div class="tf-row"><div class="tf-col">'
+            f"{graph_html(model.program, model.graph, o.prefix, include_order_in_fallback=False)}"
+            f'</div><div class="tf-col-narrow">{order_html(model.program, model.graph)}</div>'
+            "</div>")
+
+
+def _render_order(model: TenFlangModel, o: ViewOptions) -> str:
+    if "graph" in o.selected:
+        return ""  # drawn beside the graph
+    return order_html(model.program, model.graph)
+
+
+def _render_gcp(model: TenFlangModel, o: ViewOptions) -> str:
+    if model.compiled is None:
+        note = ('<div class="tf-note">No GCP: the program declares no loss '
+                "(add <code>declare loss L</code> and define it to get gradients).</div>")
+        return side_by_side(model.source, model.program, None, None, note, model.name)
+    gcp = model.compiled_full if o.full else model.compiled
+    other = len((model.compiled if o.full else model.compiled_full).lines)
+    return side_by_side(model.source, model.program, gcp, other, "", model.name)
+
+
+def _render_expanded(model: TenFlangModel, o: ViewOptions) -> str:
+    return listing_expanded(model.program, model.name)
+
+
+def _render_values(model: TenFlangModel, o: ViewOptions) -> str:
+    if model.data is None and o.example is None:
+        return ('<div class="tf-note">Values appear after training '
+                "(<code>--train DATA</code>) or with <code>NAME.show_values(example)</code>."
+                "</div>")
+    try:
+        return _values_body(model, o.example, o.prefix)
+    except TenFlangError as err:
+        return error_view(err, model.source).html
+
+
+VIEWS: dict[str, View] = {v.name: v for v in (
+    View("graph", _render_graph, "the data-flow graph, numbered in topological order",
+         default=True),
+    View("order", _render_order, "the topological order, as a list", default=True),
+    View("gcp", _render_gcp, "the shape program beside its Gradient Computing Program "
+         "(hover a line to see what it became)", default=True),
+    View("expanded", _render_expanded, "the program with the original's vectors and macros "
+         "expanded"),
+    View("values", _render_values, "the graph with each node's value and gradient on one "
+         "training example", in_all=False, needs_training=True),
+)}
+
+
+def default_views() -> list[str]:
+    return [v.name for v in VIEWS.values() if v.default]
+
+
+def describe_views() -> str:
+    """One line per view, for ``%%tenflang?``, error messages and the Guide.
+
+    >>> describe_views().splitlines()[0]
+    'graph: the data-flow graph, numbered in topological order (default)'
+    """
+    def where(v: View) -> str:
+        marks = ["default"] * v.default + ["not in all"] * (not v.in_all)
+        marks += ["after training"] * v.needs_training
+        return f" ({', '.join(marks)})" if marks else ""
+
+    return "\n".join(f"{v.name}: {v.description}{where(v)}" for v in VIEWS.values())
+
+
+def parse_views(text: str | None) -> list[str]:
+    """``"graph,order"`` -> the view names; ``all``, ``none``; None: the defaults.
+    ValueError for an unknown name."""
+    if text is None:
+        return default_views()
     words = [w.strip().lower() for w in text.replace(" ", ",").split(",") if w.strip()]
     if words == ["none"]:
         return []
     if words == ["all"]:
-        return list(_ALL)
+        return [v.name for v in VIEWS.values() if v.in_all]
     unknown = [w for w in words if w not in VIEWS]
     if unknown:
         raise ValueError(f"unknown view {unknown[0]!r}: choose from "
@@ -51,70 +155,45 @@ def parse_views(text: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
-def _graph_and_order(model: TenFlangModel, prefix: str, graph: bool, order: bool) -> str:
-    program, g = model.program, model.graph
-    if graph and order:
-        return (f'<div class="tf-row"><div class="tf-col">'
-                f"{graph_html(program, g, prefix, include_order_in_fallback=False)}</div>"
-                f'<div class="tf-col-narrow">{order_html(program, g)}</div></div>')
-    if graph:
-        return graph_html(program, g, prefix)
-    return order_html(program, g)
-
-
-def _gcp_note(model: TenFlangModel) -> str:
-    if model.compiled is None:
-        return ('<div class="tf-note">No GCP: the program declares no loss '
-                "(add <code>declare loss L</code> and define it to get gradients).</div>")
-    return ""
-
-
 def program_view(model: TenFlangModel, which: Sequence[str], *, full: bool = False,
                  example: Any = None) -> Rendered:
     """The chosen views of ``model`` in one output (hover links lines, GCP and nodes)."""
     prefix = new_prefix(model.source + ",".join(which))
-    parts = []
-    if "graph" in which or "order" in which:
-        parts.append(_graph_and_order(model, prefix, "graph" in which, "order" in which))
-    if "gcp" in which:
-        gcp = other = None
-        if model.compiled is not None:
-            gcp = model.compiled_full if full else model.compiled
-            other = len((model.compiled if full else model.compiled_full).lines)
-        parts.append(side_by_side(model.source, model.program, gcp, other, _gcp_note(model),
-                                  model.name))
-    if "expanded" in which:
-        parts.append(listing_expanded(model.program, model.name))
-    if "values" in which:
-        parts.append(_values_part(model, example))
+    options = ViewOptions(tuple(which), full, example, prefix)
+    body = "".join(VIEWS[name].render(model, options) for name in which)
     plain = f"<TenFlang views of '{model.name}': {', '.join(which) or 'none'}>"
-    return Rendered(page("".join(parts), prefix), plain)
+    return Rendered(page(body, prefix), plain)
 
 
-def _values_part(model: TenFlangModel, example: Any) -> str:
-    if model.data is None and example is None:
-        return ('<div class="tf-note">Values appear after training '
-                "(<code>--train DATA</code>) or with <code>NAME.show_values(example)</code>."
-                "</div>")
-    try:
-        return model.show_values(example).html
-    except TenFlangError as err:
-        return error_view(err, model.source).html
+# ------------------------------------------------------------------------------- values
 
 
-def values_view(model: TenFlangModel, shown: Mapping[str, tuple[str, str | None]],
-                table: VectorTable, where: str = "") -> Rendered:
-    """The graph annotated with each node's value and gradient (micrograd's data | grad)."""
-    vector = format_vector(table.vector(0))
+def _values_body(model: TenFlangModel, example: Any, prefix: str) -> str:
+    table = model.example(example)
+    values = model.values(table)
+    adjoints = model.adjoints
+    shown = {v: (fmt_short(val), fmt_short(grad) if v in adjoints else None)
+             for v, (val, grad) in values.items()}
+    record = format_record(table.record(0))
+    where = f"training example {example or 0}: " if isinstance(example, int | None) else ""
     loss = model.loss or "L"
-    caption = (f"Values and gradients d/{loss}/d/v on "
-               f"{where + ': ' if where else ''}{vector}")
-    prefix = new_prefix(model.source + vector)
+    caption = f"Values and gradients d/{loss}/d/v on {where}{record}"
     body = graph_html(model.program, model.graph, prefix, values=shown, caption=caption)
     note = ('<div class="tf-note">value: the variable on this example, with the current '
             f"weights; grad: d/{esc(loss)}/d/v from the full GCP (absent: the variable does "
             "not reach the loss; null: a value it needs is missing).</div>")
-    return Rendered(page(body + note, prefix), f"<TenFlang values of '{model.name}' on {vector}>")
+    return body + note
+
+
+def values_view(model: TenFlangModel, example: Any = None) -> Rendered:
+    """The graph annotated with each node's value and gradient (micrograd's data | grad)."""
+    record = format_record(model.example(example).record(0))
+    prefix = new_prefix(model.source + record)
+    body = _values_body(model, example, prefix)
+    return Rendered(page(body, prefix), f"<TenFlang values of '{model.name}' on {record}>")
+
+
+# ------------------------------------------------------------------------------- the rest
 
 
 def dot_source(model: TenFlangModel) -> str:
@@ -127,13 +206,6 @@ def _counts(program: Program) -> str:
     for d in program.decls.values():
         kinds[d.kind] = kinds.get(d.kind, 0) + 1
     return ", ".join(f"{n} {k}" for k, n in kinds.items())
-
-
-def _weights_rows(weights: Mapping[str, Any], program: Program) -> list[dict[str, Any]]:
-    from ..core.ops import fmt_shape
-
-    return [{"weight": w, "shape": fmt_shape(program.shapes[w]), "value": fmt_value(v)}
-            for w, v in weights.items()]
 
 
 def model_html(model: TenFlangModel) -> str:
@@ -149,12 +221,10 @@ def model_html(model: TenFlangModel) -> str:
         r = model.result
         trained = (f"<div>Trained: {r.iterations} iterations, loss {fmt_value(r.loss)}, "
                    f"{'converged' if r.converged else 'not converged'}.</div>")
-    weights = ""
-    if model.weights:
-        weights = table_html(_weights_rows(model.weights, p), name_columns=("weight",))
+    weights = weights_html(model.weights) if model.weights else ""
     card = (f'<div class="tf-card"><b>TenFlang model <code>{esc(model.name)}</code></b>: '
             f"{len(p.decls)} variables ({esc(_counts(p))}){gcp}{trained}{weights}</div>")
-    graph = _graph_and_order(model, prefix, True, True)
+    graph = _render_graph(model, ViewOptions(("graph", "order"), prefix=prefix))
     return page(card + graph, prefix)
 
 
@@ -167,17 +237,18 @@ def training_summary(model: TenFlangModel) -> Rendered:
                         f"<TenFlang model '{model.name}': not trained>")
     status = "converged" if r.converged else "stopped at max iterations"
     body = (f"<div><b>{esc(model.name)}</b>: {r.iterations} iterations, final loss "
-            f"{fmt_value(r.loss)}, {status}.</div>"
-            + table_html(_weights_rows(model.weights, model.program), name_columns=("weight",)))
+            f"{fmt_value(r.loss)}, {status}.</div>" + weights_html(model.weights))
     plain = (f"<TenFlang training of '{model.name}': {r.iterations} iterations, "
              f"{'converged' if r.converged else 'not converged'}>")
     return Rendered(page(body, new_prefix(body), interactive=False), plain)
 
 
-def evaluation_html(rows: list[dict[str, Any]], inputs: Sequence[str],
-                    results: Sequence[str]) -> str:
-    """Inputs then outputs/loss, one row per input vector."""
-    columns = [*inputs, *[r for r in results if r not in inputs]]
+def evaluation_html(evaluation: Evaluation) -> str:
+    """Inputs then outputs/loss, one row per input record."""
+    inputs = evaluation.inputs
+    rows = [{"#": i, **inputs.record(i), **r} for i, r in enumerate(evaluation)]
+    results = list(evaluation[0]) if evaluation else []
+    columns = ["#", *inputs.names, *[r for r in results if r not in inputs.names]]
     return page(table_html(rows, columns, name_columns=("#",)), new_prefix(str(rows)),
                 interactive=False)
 

@@ -4,7 +4,7 @@ Every listed line is an element carrying ``data-tf-line`` (for a GCP line: the s
 line it derives from, ``Gcp.lines[i].origin``) so the hover script can connect them.
 
 >>> from tenflang_nb.core.api import compile, parse
->>> from tenflang_nb.core.graph import SEED_EXAMPLE
+>>> from tenflang_nb.core.examples import SEED_EXAMPLE
 >>> p = parse(SEED_EXAMPLE)
 >>> html = side_by_side(SEED_EXAMPLE, p, compile(p), 49)
 >>> html.count('data-tf-gcp-line=')
@@ -19,6 +19,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 
 from ..core.backprop import Gcp
+from ..core.lexical import split_lines
 from ..core.program import Program
 from ..core.syntax import Declare, Define
 from ..lexer import TenFlangLexer
@@ -58,10 +59,7 @@ def highlight_lines(lines: list[str]) -> list[str]:
 
 def source_lines(text: str) -> list[str]:
     """The cell's lines as the parser numbers them (from 1)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
+    return split_lines(text)
 
 
 def names_by_line(program: Program) -> dict[int, list[str]]:

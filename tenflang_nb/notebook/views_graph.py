@@ -5,7 +5,8 @@ point the way data flows. Vector components ``v.0``, ``v.1``... of an expanded p
 boxed together (a Graphviz cluster), and collapsed into one node beyond ``COLLAPSE_AT``.
 
 >>> from tenflang_nb.core.api import parse
->>> from tenflang_nb.core.graph import SEED_EXAMPLE, DataFlowGraph
+>>> from tenflang_nb.core.examples import SEED_EXAMPLE
+>>> from tenflang_nb.core.graph import DataFlowGraph
 >>> p = parse(SEED_EXAMPLE)
 >>> layout = layout_graph(p, DataFlowGraph(p), "tfnbdoc")
 >>> [n.names for n in layout.nodes][:3], len(layout.edges)
@@ -22,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.graph import DataFlowGraph
-from ..core.ops import Const, fmt_shape
+from ..core.lexical import GIVEN_KINDS, fmt_shape
+from ..core.ops import Const
 from ..core.program import Program
-from ..core.syntax import GIVEN_KINDS
 from .views_html import attrs, esc
 
 __all__ = [
@@ -332,7 +333,7 @@ def order_html(program: Program, graph: DataFlowGraph) -> str:
     return f'{head}<div class="tf-scroll"><ol class="tf-order">{"".join(items)}</ol></div>'
 
 
-def _edges_list(program: Program, graph: DataFlowGraph) -> str:
+def _edges_list(graph: DataFlowGraph) -> str:
     items = [f"<li><code>{esc(a)}</code> → <code>{esc(c)}</code></li>"
              for a, c in graph.edges()]
     body = "".join(items) or "<li>(no edges)</li>"
@@ -361,7 +362,7 @@ def graph_html(program: Program, graph: DataFlowGraph, prefix: str, *,
         return (f'<div class="tf-graph-fallback"><div class="tf-note"><b>No graph drawing:</b> '
                 f"{why}. {hint}</div>{legend}"
                 f'<div class="tf-row"><div class="tf-col-narrow">{order}</div>'
-                f'<div class="tf-col">{_edges_list(program, graph)}</div></div></div>')
+                f'<div class="tf-col">{_edges_list(graph)}</div></div></div>')
     title = f"<h4>{esc(caption)}</h4>" if caption else "<h4>Data-flow graph</h4>"
     return (f'<div class="tf-graph-view">{title}{legend}{notes}'
             f'<div class="tf-graph">{svg}</div></div>')

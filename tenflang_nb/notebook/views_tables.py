@@ -11,15 +11,19 @@ from typing import Any
 
 import numpy as np
 
+from ..core.lexical import NULL
 from .views_html import esc
 
-__all__ = ["fmt_short", "fmt_value", "table_html"]
+__all__ = ["MAX_WEIGHT_ROWS", "fmt_short", "fmt_value", "table_html", "weight_text",
+           "weights_html"]
+
+MAX_WEIGHT_ROWS = 20
 
 
 def fmt_value(value: Any, digits: int = 6) -> str:
     """A value for a table cell or a graph label: short, one line, ``null`` for NULL."""
     if value is None:
-        return "null"
+        return NULL
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str):
@@ -41,7 +45,7 @@ def fmt_short(value: Any, digits: int = 4) -> str:
     '[0, 1, 2, …]'
     """
     if value is None:
-        return "null"
+        return NULL
     array = np.asarray(value, dtype=float)
     if array.size <= 4:
         return fmt_value(array, digits)
@@ -67,3 +71,27 @@ def table_html(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None 
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     return (f'<table class="tf-table">{cap}<thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def weight_text(value: Any) -> str:
+    """A weight in a few characters: a scalar to 6 digits, a tensor as its shape and norm.
+
+    >>> weight_text(0.12345678), weight_text(np.ones((2, 3)))
+    ('0.123457', '2×3 tensor, ‖·‖ = 2.44949')
+    """
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 0:
+        return f"{float(array):.6g}"
+    shape = "×".join(str(d) for d in array.shape)
+    return f"{shape} tensor, ‖·‖ = {float(np.linalg.norm(array)):.6g}"
+
+
+def weights_html(weights: Mapping[str, Any], limit: int = MAX_WEIGHT_ROWS) -> str:
+    """The weights as a small table (inline styles: it also renders inside a widget)."""
+    rows = [f"<tr><td style='padding-right:1em'><code>{esc(name)}</code></td>"
+            f"<td><code>{esc(weight_text(value))}</code></td></tr>"
+            for name, value in list(weights.items())[:limit]]
+    extra = len(weights) - limit
+    if extra > 0:
+        rows.append(f"<tr><td colspan='2'>… and {extra} more</td></tr>")
+    return "<b>weights</b><table>" + "".join(rows) + "</table>"

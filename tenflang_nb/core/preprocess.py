@@ -26,44 +26,28 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .errors import TenFlangError
+from .lexical import (
+    GIVEN_KINDS,
+    MACRO_DIRECTIVE,
+    RETIRED_VECTOR_OPS,
+    VECTOR_INSTRUCTIONS,
+    VECTOR_NAME_RE,
+    VECTOR_OPERATIONS,
+    TokenLine,
+    is_int,
+    is_number,
+)
+from .macros import Macro, check_word, parse_macro, plural
 from .ops import Op, lookup, operator_names
 
 MAX_VECTOR_SIZE = 1000  # the original's MAX_VECTOR_SIZE
 
-GIVEN_KINDS = frozenset({"input", "weight", "exp_output"})  # defined once declared
-_KINDS = frozenset({"input", "output", "exp_output", "weight", "intvar", "loss", "constant"})
-_INSTRUCTIONS = frozenset({"declare", "define", "declare_vector", "define_vector", "#macro"})
-# keywords of the original that only unit tests could reach; a program using them was rejected
-_RETIRED_VECTOR_OPS = {
-    "scale_vector": "define_vector r = mul u s",
-    "increment_vector": "define_vector r = add u s",
-    "component_wise_add": "define_vector r = add u v",
-    "component_wise_mul": "define_vector r = mul u v",
-}
-_KEYWORDS = (
-    _KINDS | _INSTRUCTIONS | set(_RETIRED_VECTOR_OPS)
-    | {"dot", "reduce_vector", "=", "inf", "infinity", "nan", "null"}
-)
-
-_TOKEN_RE = re.compile(r"[^ \t]+")
-_PART_RE = re.compile(r"[^;]+")
-_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_INT_RE = re.compile(r"[+-]?[0-9]+")
-# Macro variables may not contain digits (as in the original): a renamed local is the local's
-# name followed by the use count, so ``p1`` at use 0 and ``p`` at use 10 would both be ``z_p10``.
-_MACRO_VAR_RE = re.compile(r"[A-Za-z_]+")
-_MACRO_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# no '.' in a vector's name: ``a.b.0`` could not be told apart from a component of ``a``
-_VECTOR_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
 # One regex per word, each starting with the word itself: re then scans for that literal
 # prefix at C speed, where a single alternation (or a leading look-behind) is tried at every
 # position and is ten times slower on a long program. A substring test skips absent words.
-_TRIGGER_WORDS = ("#macro", "declare_vector", "define_vector", "dot", "reduce_vector")
 _TRIGGERS = tuple(
     (word, re.compile(rf"{re.escape(word)}(?<![^ \t\n]{re.escape(word)})(?![^ \t;\r\n])"))
-    for word in _TRIGGER_WORDS
+    for word in (MACRO_DIRECTIVE, *VECTOR_INSTRUCTIONS, *VECTOR_OPERATIONS)
 )
 
 
@@ -75,27 +59,27 @@ class ExpandedLine:
     line: int
 
 
-def needs_expansion(text: str) -> bool:
+def needs_preprocessing(text: str) -> bool:
     """Whether ``text`` uses ``#macro``, ``declare_vector``, ``define_vector``, ``dot`` or
-    ``reduce_vector`` (so that :func:`expand` must run before parsing).
+    ``reduce_vector`` (so that :func:`preprocess` must run before parsing).
 
     A word in a comment also counts: expanding such a program is harmless, only slower.
 
-    >>> needs_expansion("declare input x\\ndefine y = dot x x\\n")
+    >>> needs_preprocessing("declare input x\\ndefine y = dot x x\\n")
     True
-    >>> needs_expansion("declare input dotty\\ndefine y = mul dotty 2\\n")
+    >>> needs_preprocessing("declare input dotty\\ndefine y = mul dotty 2\\n")
     False
     """
     return any(word in text and pattern.search(text) for word, pattern in _TRIGGERS)
 
 
-def expand(text: str, file: str = "<program>") -> list[ExpandedLine]:
+def preprocess(text: str, file: str = "<program>") -> list[ExpandedLine]:
     """Expand the original's vectors and macros; raise :class:`TenFlangError` on misuse.
 
     Blank lines are dropped and ``#macro`` lines produce nothing; every other line that is
     not a vector or macro construct passes through unchanged (trailing spaces removed).
 
-    >>> for e in expand("declare_vector input x 2\\ndeclare output s\\ndefine s = dot x x"):
+    >>> for e in preprocess("declare_vector input x 2\\ndeclare output s\\ndefine s = dot x x"):
     ...     print(e.line, e.text)
     1 declare input x.0
     1 declare input x.1
@@ -111,30 +95,18 @@ def expand(text: str, file: str = "<program>") -> list[ExpandedLine]:
     return _Expander(file).run(text)
 
 
-def expand_text(text: str, file: str = "<program>") -> str:
-    """:func:`expand` as text: one line each, ending with a newline ("" if nothing is left).
+def preprocess_text(text: str, file: str = "<program>") -> str:
+    """:func:`preprocess` as text: one line each, ending with a newline ("" if none is left).
 
-    >>> expand_text("#macro c = sq a; define c = mul a a\\ndeclare input x\\n"
+    >>> preprocess_text("#macro c = sq a; define c = mul a a\\ndeclare input x\\n"
     ...             "declare output y\\ndefine y = sq x\\n")
     'declare input x\\ndeclare output y\\ndefine y = mul x x\\n'
     """
-    lines = expand(text, file)
+    lines = preprocess(text, file)
     return "".join(f"{e.text}\n" for e in lines)
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _is_constant(token: str) -> bool:
-    return _NUMBER_RE.fullmatch(token) is not None
-
-
-def _is_keyword(token: str) -> bool:
-    return token in _KEYWORDS or lookup(token) is not None
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _elementwise_names() -> list[str]:
@@ -147,37 +119,6 @@ def _elementwise_names() -> list[str]:
 
 
 @dataclass
-class _Line:
-    """A line of the user's file, its tokens and where each token starts (for carets)."""
-
-    file: str
-    number: int
-    text: str
-    tokens: list[str]
-    cols: list[int]
-
-    @staticmethod
-    def of(file: str, number: int, text: str, offset: int = 0, part: str | None = None) -> _Line:
-        scan = text if part is None else part
-        found = list(_TOKEN_RE.finditer(scan))
-        return _Line(file, number, text, [m.group() for m in found],
-                     [offset + m.start() for m in found])
-
-    def error(self, message: str, token: int | None = None, hint: str | None = None
-              ) -> TenFlangError:
-        if token is not None and token < len(self.tokens):
-            column, length = self.cols[token], len(self.tokens[token])
-        elif self.tokens:
-            # the whole statement: for a part of a #macro line, not the whole line
-            column = self.cols[0]
-            length = self.cols[-1] + len(self.tokens[-1]) - column
-        else:
-            column, length = 0, len(self.text)
-        return TenFlangError.at(message, self.file, self.number, column, length, self.text,
-                                hint)
-
-
-@dataclass
 class _Vector:
     kind: str
     size: int
@@ -187,17 +128,11 @@ class _Vector:
         return (f"{name}.{i}" for i in range(self.size))
 
 
-@dataclass
-class _Macro:
-    name: str
-    result: str
-    params: tuple[str, ...]
-    body: list[list[str]]  # the body statements, tokenised
-    line: int
-    uses: int = 0  # the original's num_references: k in the generated names
-
-    def arity_text(self) -> str:
-        return _plural(len(self.params), "operand")
+def _same_size(line: TokenLine, a: tuple[str, _Vector], b: tuple[str, _Vector], token: int
+               ) -> None:
+    if a[1].size != b[1].size:
+        raise line.error(f"vectors of different dimension: {a[0]} has "
+                         f"{plural(a[1].size, 'component')}, {b[0]} has {b[1].size}", token)
 
 
 @dataclass
@@ -207,7 +142,7 @@ class _Expander:
     declared: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (kind, line)
     defined: dict[str, int] = field(default_factory=dict)  # name -> line
     vectors: dict[str, _Vector] = field(default_factory=dict)
-    macros: dict[str, _Macro] = field(default_factory=dict)
+    macros: dict[str, Macro] = field(default_factory=dict)
     first_instruction: int = 0  # line of the first non-macro instruction (0: none yet)
 
     # ------------------------------------------------------------------ driver
@@ -215,14 +150,14 @@ class _Expander:
     def run(self, text: str) -> list[ExpandedLine]:
         for number, raw in enumerate(text.split("\n"), 1):
             stripped = raw.rstrip()
-            line = _Line.of(self.file, number, stripped)
+            line = TokenLine.of(self.file, number, stripped)
             if not line.tokens:
+                if stripped.lstrip().startswith("#"):  # a comment line passes through
+                    self.out.append(ExpandedLine(stripped, number))
                 continue
             head = line.tokens[0]
-            if head == "#macro":
+            if head == MACRO_DIRECTIVE:
                 self._macro(line)
-            elif head.startswith("#"):
-                self.out.append(ExpandedLine(stripped, number))
             else:
                 if not self.first_instruction:
                     self.first_instruction = number
@@ -242,7 +177,7 @@ class _Expander:
         self.out.append(ExpandedLine(text, number))
         self._track(text.split(" "), number)
 
-    def _pass(self, line: _Line) -> None:
+    def _pass(self, line: TokenLine) -> None:
         self.out.append(ExpandedLine(line.text, line.number))
         self._track(line.tokens, line.number)
 
@@ -268,14 +203,14 @@ class _Expander:
 
     # ------------------------------------------------------------------ declare
 
-    def _check_declare(self, line: _Line) -> None:
+    def _check_declare(self, line: TokenLine) -> None:
         tokens = line.tokens
         if len(tokens) >= 3 and tokens[2] in self.vectors:
             vector = self.vectors[tokens[2]]
             raise line.error(
                 f"'{tokens[2]}' is already declared as a vector (line {vector.line})", 2)
 
-    def _declare_vector(self, line: _Line) -> None:
+    def _declare_vector(self, line: TokenLine) -> None:
         tokens = line.tokens
         if len(tokens) != 4:
             raise line.error(
@@ -291,7 +226,7 @@ class _Expander:
         if name in self.declared:
             raise line.error(
                 f"'{name}' is already declared (line {self.declared[name][1]})", 2)
-        size = int(size_text) if _INT_RE.fullmatch(size_text) else None
+        size = int(size_text) if is_int(size_text) else None
         if size is None or not 1 <= size <= MAX_VECTOR_SIZE:
             raise line.error(
                 f"invalid vector size '{size_text}': a vector has 1 to {MAX_VECTOR_SIZE} "
@@ -303,17 +238,15 @@ class _Expander:
         for component in vector.components(name):
             self._emit(f"declare {kind} {component}", line.number)
 
-    def _check_vector_name(self, line: _Line, name: str, token: int) -> None:
-        if _is_keyword(name):
-            raise line.error(f"'{name}' is a keyword and cannot be a vector's name", token)
-        if _VECTOR_NAME_RE.fullmatch(name) is None:
-            raise line.error(
-                f"'{name}' is not a valid vector name (use letters, digits and '_', "
-                "starting with a letter or '_')", token)
+    def _check_vector_name(self, line: TokenLine, name: str, token: int) -> None:
+        check_word(line, token, VECTOR_NAME_RE,
+                   f"'{name}' is a keyword and cannot be a vector's name",
+                   f"'{name}' is not a valid vector name (use letters, digits and '_', "
+                   "starting with a letter or '_')")
 
     # ------------------------------------------------------------------ define_vector
 
-    def _define_vector(self, line: _Line) -> None:
+    def _define_vector(self, line: TokenLine) -> None:
         tokens = line.tokens
         usage = "define_vector <vector> = <operator or macro> <vector> [<operand>]"
         if len(tokens) >= 3 and tokens[2] != "=":
@@ -321,18 +254,12 @@ class _Expander:
         if not 5 <= len(tokens) <= 6:
             raise line.error(
                 f"define_vector takes an operator or macro and 1 or 2 operands, got "
-                f"{_plural(max(len(tokens) - 4, 0), 'operand')}", hint=usage)
+                f"{plural(max(len(tokens) - 4, 0), 'operand')}", hint=usage)
         target, op_name, first = tokens[1], tokens[3], tokens[4]
         second = tokens[5] if len(tokens) == 6 else None
 
         result = self._vector_target(line, target)
-        if result.kind in GIVEN_KINDS:
-            raise line.error(
-                f"cannot define '{target}': it is {self._kind_text(result.kind)} vector, "
-                "whose values are given when the program runs", 1)
-        if target in self.defined:
-            raise line.error(
-                f"vector '{target}' is already defined (line {self.defined[target]})", 1)
+        self._check_definable(line, target, result.kind, "vector")
         for component in result.components(target):
             if component in self.defined:
                 raise line.error(
@@ -345,20 +272,14 @@ class _Expander:
             raise line.error(self._arity_message(op_name, macro, arity, len(tokens) - 4), 3)
 
         vec1 = self._vector_operand(line, first, 4, "define_vector")
-        if vec1.size != result.size:
-            raise line.error(
-                f"vectors of different dimension: {target} has "
-                f"{_plural(result.size, 'component')}, {first} has {vec1.size}", 4)
+        _same_size(line, (target, result), (first, vec1), 4)
         second_is_vector = False
         if second is not None:
             if second in self.vectors:
                 vec2 = self._vector_operand(line, second, 5, "define_vector")
-                if vec2.size != vec1.size:
-                    raise line.error(
-                        f"vectors of different dimension: {first} has "
-                        f"{_plural(vec1.size, 'component')}, {second} has {vec2.size}", 5)
+                _same_size(line, (first, vec1), (second, vec2), 5)
                 second_is_vector = True
-            elif not _is_constant(second):
+            elif not is_number(second):
                 self._scalar_operand(line, second, 5)
 
         for i in range(result.size):
@@ -372,7 +293,7 @@ class _Expander:
                 self._emit(f"define {component} = {op_name} {' '.join(args)}", line.number)
         self.defined[target] = line.number
 
-    def _vector_target(self, line: _Line, name: str) -> _Vector:
+    def _vector_target(self, line: TokenLine, name: str) -> _Vector:
         if name in self.vectors:
             return self.vectors[name]
         if name in self.declared:
@@ -384,7 +305,7 @@ class _Expander:
             f"vector '{name}' is not declared", 1,
             hint=f"declare it first: declare_vector <kind> {name} <size>")
 
-    def _vector_op(self, line: _Line, name: str) -> tuple[_Macro | None, Op | None]:
+    def _vector_op(self, line: TokenLine, name: str) -> tuple[Macro | None, Op | None]:
         if name in self.macros:
             return self.macros[name], None
         op = lookup(name)
@@ -400,11 +321,11 @@ class _Expander:
         return None, op
 
     @staticmethod
-    def _arity_message(name: str, macro: _Macro | None, arity: int, given: int) -> str:
+    def _arity_message(name: str, macro: Macro | None, arity: int, given: int) -> str:
         what = f"macro '{name}'" if macro is not None else f"'{name}'"
-        return f"{what} takes {_plural(arity, 'operand')}, got {given}"
+        return f"{what} takes {plural(arity, 'operand')}, got {given}"
 
-    def _vector_operand(self, line: _Line, name: str, token: int, what: str) -> _Vector:
+    def _vector_operand(self, line: TokenLine, name: str, token: int, what: str) -> _Vector:
         if name not in self.vectors:
             if name in self.declared:
                 raise line.error(
@@ -418,7 +339,7 @@ class _Expander:
             raise line.error(f"vector '{name}' is used before it is defined", token)
         return self.vectors[name]
 
-    def _scalar_operand(self, line: _Line, name: str, token: int) -> None:
+    def _scalar_operand(self, line: TokenLine, name: str, token: int) -> None:
         if name in self.vectors:
             raise line.error(
                 f"'{name}' is a vector, but a single value is needed here", token,
@@ -430,7 +351,7 @@ class _Expander:
 
     # ------------------------------------------------------------------ define
 
-    def _define(self, line: _Line) -> None:
+    def _define(self, line: TokenLine) -> None:
         tokens = line.tokens
         if len(tokens) >= 3 and tokens[2] != "=" and self._is_expanded_op(tokens[2]):
             raise line.error("missing '=' after the name being defined", 2,
@@ -446,10 +367,10 @@ class _Expander:
         elif op in self.macros and (len(tokens) > 4 or op not in self.declared):
             # ``define y = m`` copies a variable when one is named like the macro
             self._macro_call(line)
-        elif op in _RETIRED_VECTOR_OPS:
+        elif op in RETIRED_VECTOR_OPS:
             raise line.error(
                 f"'{op}' is reserved but not an operation: write "
-                f"'{_RETIRED_VECTOR_OPS[op]}' instead", 3)
+                f"'{RETIRED_VECTOR_OPS[op]}' instead", 3)
         else:
             self._check_plain_define(line)
             self._pass(line)
@@ -462,7 +383,7 @@ class _Expander:
         # lines whose operand is not a declare_vector vector are left to it.
         return lookup(op) is not None and (len(tokens) < 5 or tokens[4] not in self.vectors)
 
-    def _check_plain_define(self, line: _Line) -> None:
+    def _check_plain_define(self, line: TokenLine) -> None:
         # Vectors exist only as components after expansion, so a whole-vector name in a plain
         # define would reach the parser as an undeclared name: say what is really wrong.
         tokens = line.tokens
@@ -479,7 +400,7 @@ class _Expander:
                     hint="use define_vector, dot or reduce_vector, or a component such as "
                     f"{tokens[i]}.0")
 
-    def _scalar_target(self, line: _Line, what: str) -> str:
+    def _scalar_target(self, line: TokenLine, what: str) -> str:
         target = line.tokens[1]
         if target in self.vectors:
             raise line.error(
@@ -488,17 +409,22 @@ class _Expander:
         if target not in self.declared:
             raise line.error(f"'{target}' is defined but never declared", 1,
                              hint=f"declare it first, e.g. declare intvar {target}")
-        kind = self.declared[target][0]
-        if kind in GIVEN_KINDS:
-            raise line.error(
-                f"cannot define '{target}': it is {self._kind_text(kind)}, whose value is "
-                "given when the program runs", 1)
-        if target in self.defined:
-            raise line.error(
-                f"'{target}' is already defined (line {self.defined[target]})", 1)
+        self._check_definable(line, target, self.declared[target][0])
         return target
 
-    def _dot(self, line: _Line) -> None:
+    def _check_definable(self, line: TokenLine, target: str, kind: str, what: str = ""
+                         ) -> None:
+        """A define line's target must not be given by the data, nor defined already."""
+        if kind in GIVEN_KINDS:
+            given = f"{self._kind_text(kind)} {what}" if what else self._kind_text(kind)
+            values = "values are" if what else "value is"
+            raise line.error(f"cannot define '{target}': it is {given}, whose {values} "
+                             "given when the program runs", 1)
+        if target in self.defined:
+            named = f"{what} '{target}'" if what else f"'{target}'"
+            raise line.error(f"{named} is already defined (line {self.defined[target]})", 1)
+
+    def _dot(self, line: TokenLine) -> None:
         tokens = line.tokens
         target = self._scalar_target(line, "dot")
         if len(tokens) != 6:
@@ -508,10 +434,7 @@ class _Expander:
         u, v = tokens[4], tokens[5]
         vu = self._vector_operand(line, u, 4, "dot")
         vv = self._vector_operand(line, v, 5, "dot")
-        if vu.size != vv.size:
-            raise line.error(
-                f"vectors of different dimension: {u} has {_plural(vu.size, 'component')}, "
-                f"{v} has {vv.size}", 5)
+        _same_size(line, (u, vu), (v, vv), 5)
         n, number = vu.size, line.number
         for i in range(n):
             self._emit(f"declare intvar {target}.{i}", number)
@@ -523,13 +446,13 @@ class _Expander:
             self._emit(f"define {target}.{n + j} = add {previous} {target}.{j + 1}", number)
         self._emit(f"define {target} = {target}.{2 * n - 2}", number)
 
-    def _reduce_vector(self, line: _Line) -> None:
+    def _reduce_vector(self, line: TokenLine) -> None:
         tokens = line.tokens
         target = self._scalar_target(line, "reduce_vector")
         if len(tokens) != 6:
             raise line.error(
                 "reduce_vector takes a vector and a binary operator or macro, got "
-                f"{_plural(len(tokens) - 4, 'word')}", 3,
+                f"{plural(len(tokens) - 4, 'word')}", 3,
                 hint="define <name> = reduce_vector <vector> <operator>, e.g. "
                 "define s = reduce_vector v add")
         name, func = tokens[4], tokens[5]
@@ -560,7 +483,7 @@ class _Expander:
             accumulated = step
         self._emit(f"define {target} = {accumulated}", number)
 
-    def _macro_call(self, line: _Line) -> None:
+    def _macro_call(self, line: TokenLine) -> None:
         tokens = line.tokens
         macro = self.macros[tokens[3]]
         target = self._scalar_target(line, f"macro '{macro.name}'")
@@ -569,143 +492,21 @@ class _Expander:
             raise line.error(
                 self._arity_message(macro.name, macro, len(macro.params), len(args)), 3)
         for i, arg in enumerate(args, 4):
-            if not _is_constant(arg):
+            if not is_number(arg):
                 self._scalar_operand(line, arg, i)
-        self._expand_macro(macro, args, target, line.number)
+        self._expand_macro(macro, list(args), target, line.number)
 
-    def _expand_macro(self, macro: _Macro, args: list[str], target: str, number: int
+    def _expand_macro(self, macro: Macro, args: list[str], target: str, number: int
                       ) -> None:
-        uses = macro.uses
-        names = {macro.result: target, **dict(zip(macro.params, args, strict=True))}
-        for statement in macro.body:
-            words = []
-            for token in statement:
-                if token in names:
-                    words.append(names[token])
-                elif _is_keyword(token) or _is_constant(token):
-                    words.append(token)
-                else:
-                    words.append(f"{target}_{token}{uses}")
-            self._emit(" ".join(words), number)
-        macro.uses += 1
+        for text in macro.expand(args, target):
+            self._emit(text, number)
 
     # ------------------------------------------------------------------ #macro
 
-    def _macro(self, line: _Line) -> None:
+    def _macro(self, line: TokenLine) -> None:
         if self.first_instruction:
             raise line.error(
                 "macros must all be defined at the top of the program, before any other "
                 f"instruction (this one comes after line {self.first_instruction})", 0)
-        parts = [(m.start(), m.group()) for m in _PART_RE.finditer(line.text)]
-        statements = [_Line.of(self.file, line.number, line.text, start, part)
-                      for start, part in parts]
-        statements = [s for s in statements if s.tokens]
-        head, body = statements[0], statements[1:]
-        usage = ("#macro <result> = <name> <operand> [<operand>]; <statement>; ..., e.g. "
-                 "#macro c = square a; define c = mul a a")
-        words = head.tokens
-        if not 5 <= len(words) <= 6 or words[2] != "=":
-            raise head.error("a macro starts with '#macro <result> = <name> <operand> "
-                             "[<operand>]' followed by ';'", hint=usage)
-        result, name, params = words[1], words[3], tuple(words[4:])
-        if _is_keyword(name):
-            what = "an operator" if lookup(name) is not None else "a keyword"
-            raise head.error(f"'{name}' cannot be a macro name: it is {what}", 3)
-        if _MACRO_NAME_RE.fullmatch(name) is None:
-            raise head.error(
-                f"'{name}' is not a valid macro name (use letters, digits and '_', starting "
-                "with a letter or '_')", 3)
-        if name in self.macros:
-            raise head.error(
-                f"macro '{name}' is defined twice (first on line {self.macros[name].line})", 3)
-        self._check_macro_var(head, result, 1, "the result")
-        for i, param in enumerate(params, 4):
-            self._check_macro_var(head, param, i, "an operand")
-            if param == result:
-                raise head.error(f"operand '{param}' has the same name as the result", i)
-        if len(params) == 2 and params[0] == params[1]:
-            raise head.error(f"the two operands are both named '{params[0]}'", 5)
-        if not body:
-            raise head.error(f"macro '{name}' has no body", hint=usage)
-
-        # the body is checked in a scope of its own: only the result, operands and locals
-        declared = {result, *params}
-        defined = set(params)
-        for statement in body:
-            self._check_macro_statement(statement, result, params, declared, defined)
-        if result not in defined:
-            raise head.error(f"macro '{name}' never defines its result '{result}'", 1)
-        self.macros[name] = _Macro(name, result, params, [s.tokens for s in body],
-                                   line.number)
-
-    @staticmethod
-    def _check_macro_var(line: _Line, name: str, token: int, role: str) -> None:
-        if _is_keyword(name):
-            raise line.error(f"'{name}' is a keyword and cannot be {role} of a macro", token)
-        if _MACRO_VAR_RE.fullmatch(name) is None:
-            raise line.error(
-                f"'{name}' cannot be {role} of a macro: names inside a macro use only letters "
-                "and '_' (generated names append a number)", token)
-
-    def _check_macro_statement(self, s: _Line, result: str, params: tuple[str, ...],
-                               declared: set[str], defined: set[str]) -> None:
-        words = s.tokens
-        if words[0] == "declare":
-            if len(words) != 3:
-                raise s.error("expected 'declare intvar <name>' in the macro body")
-            if words[1] != "intvar":
-                raise s.error(
-                    f"only intvar variables can be declared in a macro body, not '{words[1]}'",
-                    1)
-            local = words[2]
-            self._check_macro_var(s, local, 2, "a local variable")
-            if local in params:
-                raise s.error(f"'{local}' is an operand of the macro and cannot be declared",
-                              2)
-            if local == result:
-                raise s.error(f"'{local}' is the macro's result, which is already declared",
-                              2)
-            if local in declared:
-                raise s.error(f"'{local}' is declared twice in this macro", 2)
-            declared.add(local)
-            return
-        if words[0] != "define":
-            raise s.error(
-                "a macro body holds only 'declare intvar' and 'define' statements, "
-                "separated by ';'", 0)
-        if len(words) < 4 or words[2] != "=":
-            raise s.error("expected 'define <name> = <expression>' in the macro body")
-        target = words[1]
-        if target in params:
-            raise s.error(f"cannot define '{target}': it is an operand of the macro", 1)
-        if target not in declared:
-            raise s.error(f"'{target}' is not declared in this macro", 1,
-                          hint=f"declare it in the body: declare intvar {target}")
-        if target in defined:
-            raise s.error(f"'{target}' is defined twice in this macro", 1)
-        rhs = words[3:]
-        if len(rhs) == 1:
-            operands = [(3, rhs[0])]
-        else:
-            op_name = rhs[0]
-            if op_name in self.macros:
-                raise s.error(f"a macro body cannot use another macro ('{op_name}')", 3)
-            if op_name in ("dot", "reduce_vector"):
-                raise s.error(f"a macro body cannot use vectors ('{op_name}')", 3)
-            op = lookup(op_name)
-            if op is None:
-                raise s.error(f"unknown operator '{op_name}'", 3)
-            if len(rhs) - 1 != op.arity:
-                raise s.error(
-                    f"'{op_name}' takes {_plural(op.arity, 'operand')}, got {len(rhs) - 1}", 3)
-            operands = list(enumerate(rhs[1:], 4))
-        for i, token in operands:
-            if _is_constant(token):
-                continue
-            if token not in declared:
-                raise s.error(
-                    f"'{token}' is neither an operand nor a local variable of this macro", i,
-                    hint="a macro body can only use its operands, its own intvars and numbers")
-            if token not in defined:
-                raise s.error(f"'{token}' is used before it is defined in this macro", i)
-        defined.add(target)
+        macro = parse_macro(line, self.macros)
+        self.macros[macro.name] = macro

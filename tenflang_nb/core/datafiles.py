@@ -1,11 +1,12 @@
-"""Vector files: named numeric values (inputs, expected outputs, weights) for TenFlang tools.
+"""Data files: named numeric values (inputs, expected outputs, weights) for TenFlang tools.
 
-A vector file holds N >= 1 *vectors*; each vector binds names to values (a scalar, a tensor
-or NULL). Four formats are read into one :class:`VectorTable`:
+A data file holds N >= 1 *records*; each record binds names to values (a scalar, a tensor or
+NULL): the seed's "input vector" or "weight vector". Four formats are read into one
+:class:`DataTable`:
 
-* brace notation, one vector per line: ``{x: 3, W: [[1, 2], [3, 4]], y: null}``;
+* brace notation, one record per line: ``{x: 3, W: [[1, 2], [3, 4]], y: null}``;
 * CSV with a header of names; tensors are spread over ``x[0],x[1]`` or ``W[0][1]`` columns;
-* the original 2016 format: ``name<TAB>value`` lines that together form ONE vector;
+* the original 2016 format: ``name<TAB>value`` lines that together form ONE record;
 * ``.npz`` archives whose arrays have the example on their first axis.
 
 In all text formats, blank lines and lines whose first non-space character is ``#`` are
@@ -16,6 +17,7 @@ are only ever tokenised by the small parsers below, never evaluated.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import re
@@ -28,51 +30,52 @@ from typing import Any
 import numpy as np
 
 from .errors import TenFlangError
-from .syntax import NAME_PATTERN
-from .textio import read_text, split_lines
+from .lexical import (
+    NAME_PATTERN,
+    NULL,
+    fmt_shape,
+    is_nonfinite_word,
+    is_null,
+    is_number,
+    matches_name,
+    split_lines,
+)
+from .ops import Shape
+from .textio import read_bytes, read_text
 
 Value = float | np.ndarray | None  # None is NULL
-Shape = tuple[int, ...]
 
 FORMATS = ("brace", "csv", "original", "npz")
 
-_NAME_PAT = NAME_PATTERN
-_NAME_RE = re.compile(_NAME_PAT)
-# [0-9] rather than \d: \d also matches other scripts' digits, which float() would accept
-_NUM_PAT = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_NUMBER_RE = re.compile(_NUM_PAT)
-# Python's and numpy's float() grammar, limited to these characters, is exactly _NUM_PAT
-# with spaces around; one scan of a whole CSV column for anything else is far cheaper than a
-# regex match per cell.
+# Python's and numpy's float() grammar, limited to these characters, is exactly
+# lexical.NUMBER_PATTERN with spaces around; one scan of a whole CSV column for anything else
+# is far cheaper than a regex match per cell.
 _NOT_NUMBER_CHAR_RE = re.compile(r"[^0-9eE.+\- \t\n]")
-_NONFINITE = frozenset(
-    s + w for s in ("", "+", "-") for w in ("inf", "infinity", "nan")
-)
 # A ':<digits>' suffix belongs to a generated name only when another ':' follows, so that
 # '{d/L/d/x:1: 2}' is the name 'd/L/d/x:1' while '{d/L/d/x:1}' is 'd/L/d/x' bound to 1.
 _BRACE_TOKEN_RE = re.compile(
     r"\s*([{}\[\],:]|d/[^\s{}\[\],:]*(?::[0-9]+(?=\s*:))?|[^\s{}\[\],:]+)"
 )
 _PUNCT = frozenset("{}[],:")
-_HEADER_RE = re.compile(rf"({_NAME_PAT})((?:\[[0-9]+\])*)")
+_HEADER_RE = re.compile(rf"({NAME_PATTERN})((?:\[[0-9]+\])*)")
 _INDEX_RE = re.compile(r"[0-9]+")
 _MAX_DEPTH = 32  # deeper lists are surely a mistake, and would exhaust Python's stack
 
 
 @dataclass
-class VectorTable:
-    """N vectors over the same names (N >= 1).
+class DataTable:
+    """N records over the same names (N >= 1).
 
     ``columns[name]`` is a float64 array of shape ``(N,) + shape(name)`` with NaN where the
-    vector lacks the name or gives null; ``present[name]`` is False there. ``nulls[name]``
-    (an addition to the plain table) is True where the vector gives the name explicitly as
-    null, so that :meth:`vector` can tell "null" from "absent"; a table built without it
+    record lacks the name or gives null; ``present[name]`` is False there. ``nulls[name]``
+    (an addition to the plain table) is True where the record gives the name explicitly as
+    null, so that :meth:`record` can tell "null" from "absent"; a table built without it
     treats every missing value as absent.
 
-    >>> t = parse_vectors("{x: 1, W: [2, 3]}\\n{x: null}\\n")
+    >>> t = parse_data("{x: 1, W: [2, 3]}\\n{x: null}\\n")
     >>> len(t), t.names, t.shape("W"), t.lines
     (2, ['x', 'W'], (2,), [1, 2])
-    >>> t.vector(1)
+    >>> t.record(1)
     {'x': None}
     """
 
@@ -86,15 +89,15 @@ class VectorTable:
     def __len__(self) -> int:
         return len(self.lines)
 
-    def vector(self, i: int) -> dict[str, Value]:
-        """The i-th vector in name order: floats, arrays, None for null; absent names omitted.
+    def record(self, i: int) -> dict[str, Value]:
+        """The i-th record in name order: floats, arrays, None for null; absent names omitted.
 
-        >>> parse_vectors("{x: 1.5, W: [[1, 2]]}").vector(0)
+        >>> parse_data("{x: 1.5, W: [[1, 2]]}").record(0)
         {'x': 1.5, 'W': array([[1., 2.]])}
         """
         n = len(self)
         if not -n <= i < n:
-            raise IndexError(f"vector {i} out of range (the table has {n})")
+            raise IndexError(f"record {i} out of range (the table has {n})")
         out: dict[str, Value] = {}
         for name in self.names:
             if self.present[name][i]:
@@ -108,7 +111,7 @@ class VectorTable:
     def shape(self, name: str) -> Shape:
         """The per-example shape of ``name`` (``()`` for a scalar).
 
-        >>> parse_vectors("{W: [[1, 2, 3], [4, 5, 6]], b: 1}").shape("W")
+        >>> parse_data("{W: [[1, 2, 3], [4, 5, 6]], b: 1}").shape("W")
         (2, 3)
         """
         return tuple(self.columns[name].shape[1:])
@@ -118,29 +121,26 @@ class VectorTable:
 # public entry points
 
 
-def parse_vectors(text: str, file: str = "<data>", format: str | None = None) -> VectorTable:
-    """Parse the text of a vector file; ``format`` is brace, csv, original or None (detect).
+def parse_data(text: str, file: str = "<data>", format: str | None = None) -> DataTable:
+    """Parse the text of a data file; ``format`` is brace, csv, original or None (detect).
 
-    >>> parse_vectors("{x: 3, w: -2}\\n{x: 1.5e-3, y: null}").vector(1)
+    >>> parse_data("{x: 3, w: -2}\\n{x: 1.5e-3, y: null}").record(1)
     {'x': 0.0015, 'y': None}
-    >>> parse_vectors("x,y\\n1,2\\n3,\\n").columns["y"]
+    >>> parse_data("x,y\\n1,2\\n3,\\n").columns["y"]
     array([ 2., nan])
-    >>> parse_vectors("a\\t1\\nb\\t2\\n").vector(0)
+    >>> parse_data("a\\t1\\nb\\t2\\n").record(0)
     {'a': 1.0, 'b': 2.0}
     """
     fmt = _check_format(format, file)
     if fmt == "npz":
-        raise TenFlangError.at("npz is a binary format: read it with read_vectors", file=file)
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+        raise TenFlangError.at("npz is a binary format: read it with read_data", file=file)
     significant = [
         (number, line)
-        for number, line in enumerate(split_lines(text, file, max_length=None), 1)
+        for number, line in enumerate(split_lines(text), 1)
         if (start := line.lstrip()) and start[0] != "#"
     ]
     if not significant:
-        raise TenFlangError.at("no vectors in this file", file=file)
+        raise TenFlangError.at("no records in this file", file=file)
     if fmt is None:
         fmt = _detect(significant[0][1])
     if fmt == "brace":
@@ -150,13 +150,13 @@ def parse_vectors(text: str, file: str = "<data>", format: str | None = None) ->
     return _parse_original(significant, file)
 
 
-def read_vectors(path: str | os.PathLike[str], format: str | None = None) -> VectorTable:
-    """Read a vector file: ``.npz`` by extension, ``.csv`` as CSV, anything else detected.
+def read_data(path: str | os.PathLike[str], format: str | None = None) -> DataTable:
+    """Read a data file: ``.npz`` by extension, ``.csv`` as CSV, anything else detected.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "in.csv"
     >>> _ = p.write_text("x,y\\n1,2\\n")
-    >>> read_vectors(p).vector(0)
+    >>> read_data(p).record(0)
     {'x': 1.0, 'y': 2.0}
     """
     name = os.fspath(path)
@@ -167,18 +167,18 @@ def read_vectors(path: str | os.PathLike[str], format: str | None = None) -> Vec
     text = read_text(name)
     if fmt is None and lowered.endswith(".csv"):
         fmt = "csv"
-    return parse_vectors(text, name, fmt)
+    return parse_data(text, name, fmt)
 
 
 def from_records(
     records: Sequence[Mapping[str, Value | list]], file: str = "<data>"
-) -> VectorTable:
+) -> DataTable:
     """Build a table from a list of dicts (numbers, None, nested lists, arrays).
 
     A NaN value (as pandas writes for missing) counts as null; a name a record lacks is absent.
 
     >>> t = from_records([{"x": 1, "W": [[1, 2]]}, {"x": None}])
-    >>> t.vector(0)["W"].shape, t.vector(1)
+    >>> t.record(0)["W"].shape, t.record(1)
     ((1, 2), {'x': None})
     """
     if isinstance(records, Mapping) or isinstance(records, str | bytes):
@@ -186,44 +186,34 @@ def from_records(
             "from_records needs a list of dicts (for a dict of columns use from_columns)",
             file=file,
         )
-    vectors: list[dict[str, Value]] = []
-    shapes: dict[str, tuple[Shape, int]] = {}
-    for i, record in enumerate(records):
-        if not isinstance(record, Mapping):
+    rows: list[dict[str, Value]] = []
+    shapes = _ShapeLedger()
+    for i, item in enumerate(records):
+        if not isinstance(item, Mapping):
             raise TenFlangError.at(
                 f"records[{i}] is not a dict of names to values", file=file
             )
-        vec: dict[str, Value] = {}
-        for key, raw in record.items():
+        row: dict[str, Value] = {}
+        for key, raw in item.items():
             name = _python_name(key, "name", f" in records[{i}]", file)
-            value = _coerce(raw, name, f" in records[{i}]", file)
-            vec[name] = value
-            if value is None:
-                continue
-            shape = () if isinstance(value, float) else value.shape
-            seen = shapes.setdefault(name, (shape, i))
-            if seen[0] != shape:
-                raise TenFlangError.at(
-                    f"{name!r} has shape {_fmt_shape(shape)} in records[{i}] "
-                    f"but {_fmt_shape(seen[0])} in records[{seen[1]}]",
-                    file=file,
-                )
-        vectors.append(vec)
-    if not vectors:
-        raise TenFlangError.at("no vectors in this data", file=file)
-    return _table_from_vectors(
-        file, vectors, [0] * len(vectors), {n: s for n, (s, _) in shapes.items()}
-    )
+            row[name] = value = _coerce(raw, name, f" in records[{i}]", file)
+            problem = shapes.mismatch(name, value, f"in records[{i}]", f"in records[{i}]")
+            if problem:
+                raise TenFlangError.at(problem, file=file)
+        rows.append(row)
+    if not rows:
+        raise TenFlangError.at("no records in this data", file=file)
+    return _table_from_records(file, rows, [0] * len(rows), shapes.shapes())
 
 
-def from_columns(columns: Mapping[str, Any], file: str = "<data>") -> VectorTable:
+def from_columns(columns: Mapping[str, Any], file: str = "<data>") -> DataTable:
     """Build a table from array-likes whose first axis is the example (all of equal length).
 
     Works with a pandas DataFrame or the arrays of an npz file. None or NaN (a whole value)
     is null.
 
     >>> t = from_columns({"x": [1.0, None], "W": np.zeros((2, 2, 3))})
-    >>> t.vector(1)["x"], t.shape("W")
+    >>> t.record(1)["x"], t.shape("W")
     (None, (2, 3))
     """
     return _table_from_arrays(columns, file, "column")
@@ -241,7 +231,7 @@ def format_value(value: Value) -> str:
     '[[1.0, 2.0], [3.0, 4.0]]'
     """
     if value is None:
-        return "null"
+        return NULL
     if isinstance(value, np.ndarray | list | tuple):
         arr = np.asarray(value, dtype=np.float64)
         if arr.ndim == 0:
@@ -251,10 +241,10 @@ def format_value(value: Value) -> str:
     return repr(float(value))
 
 
-def format_vector(values: Mapping[str, Value]) -> str:
-    """Write one vector in brace notation, in the mapping's order.
+def format_record(values: Mapping[str, Value]) -> str:
+    """Write one record in brace notation, in the mapping's order.
 
-    >>> format_vector({"x": 3.0, "w": -2, "y": None})
+    >>> format_record({"x": 3.0, "w": -2, "y": None})
     '{x: 3.0, w: -2.0, y: null}'
     """
     return "{" + ", ".join(f"{name}: {format_value(v)}" for name, v in values.items()) + "}"
@@ -268,7 +258,7 @@ def _check_format(format: str | None, file: str) -> str | None:
     if format is None or format in FORMATS:
         return format
     raise TenFlangError.at(
-        f"unknown vector file format {format!r} (expected one of {', '.join(FORMATS)})",
+        f"unknown data file format {format!r} (expected one of {', '.join(FORMATS)})",
         file=file,
     )
 
@@ -287,11 +277,7 @@ def _detect(first: str) -> str:
 
 
 def _looks_numeric(token: str) -> bool:
-    return token[0] in "0123456789+-." or token.lower() in _NONFINITE
-
-
-def _is_name(text: str) -> bool:
-    return _NAME_RE.fullmatch(text) is not None
+    return token[0] in "0123456789+-." or is_nonfinite_word(token)
 
 
 def _bad_name(text: str, what: str = "name", where: str = "") -> str:
@@ -301,16 +287,35 @@ def _bad_name(text: str, what: str = "name", where: str = "") -> str:
     )
 
 
-def _fmt_shape(shape: Shape) -> str:
-    return "[" + ", ".join(str(d) for d in shape) + "]"
+@dataclass
+class _ShapeLedger:
+    """The first shape each name had (and where): every later value of it must match."""
+
+    first: dict[str, tuple[Shape, str]] = field(default_factory=dict)
+
+    def mismatch(self, name: str, value: Value, here: str, there: str,
+                 label: str | None = None) -> str | None:
+        """None when ``value`` (found ``here``) has ``name``'s shape; else why not.
+        ``there`` describes this place when it is the first, for later messages."""
+        if value is None:
+            return None
+        shape = () if isinstance(value, float) else value.shape
+        seen, where = self.first.setdefault(name, (shape, there))
+        if seen == shape:
+            return None
+        return (f"{label or repr(name)} has shape {fmt_shape(shape)} {here} "
+                f"but {fmt_shape(seen)} {where}")
+
+    def shapes(self) -> dict[str, Shape]:
+        return {name: shape for name, (shape, _) in self.first.items()}
 
 
 def _number_problem(name: str, text: str) -> str | None:
     """Why ``text`` is not an acceptable value of ``name`` (None when it is)."""
-    if _NUMBER_RE.fullmatch(text):
+    if is_number(text):
         # 1e999 is a valid literal that overflows to inf
         return None if math.isfinite(float(text)) else f"value of {name!r} is not finite: {text!r}"
-    if text.lower() in _NONFINITE:
+    if is_nonfinite_word(text):
         return f"value of {name!r} is not finite: {text!r}"
     return f"value of {name!r} is not a number: {text!r}"
 
@@ -321,12 +326,12 @@ def _format_nested(x: Any) -> str:
     return repr(float(x))
 
 
-def _table_from_vectors(
-    file: str, vectors: list[dict[str, Value]], lines: list[int], shapes: dict[str, Shape]
-) -> VectorTable:
-    """Assemble columns from per-vector dicts whose shapes were already checked."""
-    n = len(vectors)
-    names = list(dict.fromkeys(chain.from_iterable(vectors)))
+def _table_from_records(
+    file: str, records: list[dict[str, Value]], lines: list[int], shapes: dict[str, Shape]
+) -> DataTable:
+    """Assemble columns from per-record dicts whose shapes were already checked."""
+    n = len(records)
+    names = list(dict.fromkeys(chain.from_iterable(records)))
     scalars: dict[str, list[float]] = {}
     tensors: dict[str, np.ndarray] = {}
     for name in names:
@@ -337,8 +342,8 @@ def _table_from_vectors(
             scalars[name] = [math.nan] * n
     given: dict[str, list[int]] = {name: [] for name in names}
     nulled: dict[str, list[int]] = {name: [] for name in names}
-    for i, vec in enumerate(vectors):
-        for name, value in vec.items():
+    for i, record in enumerate(records):
+        for name, value in record.items():
             if value is None:
                 nulled[name].append(i)
                 continue
@@ -358,7 +363,7 @@ def _table_from_vectors(
         present[name][given[name]] = True
         nulls[name] = np.zeros(n, dtype=bool)
         nulls[name][nulled[name]] = True
-    return VectorTable(file, names, columns, present, lines, nulls)
+    return DataTable(file, names, columns, present, lines, nulls)
 
 
 # ----------------------------------------------------------------------------------------
@@ -396,17 +401,28 @@ class _BraceLine:
     def unexpected(self, expected: str, k: int, where: str) -> TenFlangError:
         token = self.tokens[k]
         if not token:
-            what = "list" if "]" in expected else "vector"
+            what = "list" if "]" in expected else "record"
             return self.error(f"unterminated {what}: expected {expected}{where}", k)
         return self.error(f"expected {expected}{where}, found {token!r}", k)
 
+    def separator(self, close: str, where: str) -> int | None:
+        """After an item: a ',' (its index: another item follows) or ``close`` (None)."""
+        k = self.pos
+        if self.tokens[k] == ",":
+            self.pos = k + 1
+            return k
+        if self.tokens[k] == close:
+            self.pos = k + 1
+            return None
+        raise self.unexpected(f"',' or '{close}'", k, where)
+
     def number(self, name: str, k: int) -> float:
         text = self.tokens[k]
-        if _NUMBER_RE.fullmatch(text):
+        if is_number(text):
             value = float(text)
             if math.isfinite(value):
                 return value
-        if text.lower() == "null":
+        if is_null(text):
             raise self.error(
                 "null is not allowed inside a list (a tensor is all numbers or null)", k
             )
@@ -415,7 +431,7 @@ class _BraceLine:
     def parse(self) -> dict[str, Value]:
         tokens = self.tokens
         if tokens[0] != "{":
-            raise self.error(f"expected '{{' at the start of a vector, found {tokens[0]!r}", 0)
+            raise self.error(f"expected '{{' at the start of a record, found {tokens[0]!r}", 0)
         entries: dict[str, Value] = {}
         self.pos = 1
         if tokens[1] == "}":
@@ -429,28 +445,22 @@ class _BraceLine:
                     if comma is not None and name == "}":
                         raise self.error("trailing comma before '}'", comma)
                     raise self.unexpected("a name", k, " after ','" if comma is not None else "")
-                if not _is_name(name):
+                if not matches_name(name):
                     raise self.error(_bad_name(name), k)
                 if name in entries:
-                    raise self.error(f"duplicate name {name!r} in this vector", k)
+                    raise self.error(f"duplicate name {name!r} in this record", k)
                 self.keys[name] = k
                 if tokens[k + 1] != ":":
                     raise self.unexpected("':'", k + 1, f" after name {name!r}")
                 self.pos = k + 2
                 entries[name] = self.value(name)
-                k = self.pos
-                if tokens[k] == ",":
-                    comma = k
-                    self.pos = k + 1
-                    continue
-                if tokens[k] == "}":
-                    self.pos = k + 1
+                comma = self.separator("}", f" after the value of {name!r}")
+                if comma is None:
                     break
-                raise self.unexpected("',' or '}'", k, f" after the value of {name!r}")
         if tokens[self.pos]:
             raise self.error(
-                f"unexpected {tokens[self.pos]!r} after the end of the vector "
-                "(one vector per line)",
+                f"unexpected {tokens[self.pos]!r} after the end of the record "
+                "(one record per line)",
                 self.pos,
             )
         return entries
@@ -466,7 +476,7 @@ class _BraceLine:
         if not text or text in _PUNCT:
             raise self.unexpected("a value", k, f" for {name!r}")
         self.pos = k + 1
-        if text.lower() == "null":
+        if is_null(text):
             return None
         return self.number(name, k)
 
@@ -502,49 +512,34 @@ class _BraceLine:
             elif shape != first:
                 raise self.error(_ragged(first, shape), k)
             count += 1
-            k = self.pos
-            if tokens[k] == ",":
-                comma = k
-                self.pos = k + 1
-                continue
-            if tokens[k] == "]":
-                self.pos = k + 1
+            comma = self.separator("]", f" in the list of {name!r}")
+            if comma is None:
                 return (count, *first)
-            raise self.unexpected("',' or ']'", k, f" in the list of {name!r}")
 
 
 def _ragged(first: Shape, other: Shape) -> str:
     if len(first) != len(other):
         if not first or not other:
             return "ragged list: mixes numbers and lists"
-        return f"ragged list: mixes elements of shapes {_fmt_shape(first)} and {_fmt_shape(other)}"
-    for a, b in zip(first, other, strict=True):
-        if a != b:
-            return f"ragged list: rows of lengths {a} and {b}"
-    return "ragged list"  # unreachable: the shapes differ somewhere
+        return f"ragged list: mixes elements of shapes {fmt_shape(first)} and {fmt_shape(other)}"
+    a, b = next((a, b) for a, b in zip(first, other, strict=True) if a != b)
+    return f"ragged list: rows of lengths {a} and {b}"
 
 
-def _parse_brace(significant: list[tuple[int, str]], file: str) -> VectorTable:
-    vectors: list[dict[str, Value]] = []
+def _parse_brace(significant: list[tuple[int, str]], file: str) -> DataTable:
+    rows: list[dict[str, Value]] = []
     lines: list[int] = []
-    shapes: dict[str, tuple[Shape, int]] = {}
+    shapes = _ShapeLedger()
     for lineno, line in significant:
         parser = _BraceLine(line, lineno, file)
-        vec = parser.parse()
-        for name, value in vec.items():
-            if value is None:
-                continue
-            shape = () if isinstance(value, float) else value.shape
-            seen = shapes.setdefault(name, (shape, lineno))
-            if seen[0] != shape:
-                raise parser.error(
-                    f"{name!r} has shape {_fmt_shape(shape)} here "
-                    f"but {_fmt_shape(seen[0])} on line {seen[1]}",
-                    parser.keys[name],
-                )
-        vectors.append(vec)
+        row = parser.parse()
+        for name, value in row.items():
+            problem = shapes.mismatch(name, value, "here", f"on line {lineno}")
+            if problem:
+                raise parser.error(problem, parser.keys[name])
+        rows.append(row)
         lines.append(lineno)
-    return _table_from_vectors(file, vectors, lines, {n: s for n, (s, _) in shapes.items()})
+    return _table_from_records(file, rows, lines, shapes.shapes())
 
 
 # ----------------------------------------------------------------------------------------
@@ -592,7 +587,7 @@ def _split_csv(significant: list[tuple[int, str]], file: str) -> list[list[str]]
     return rows
 
 
-def _parse_csv(significant: list[tuple[int, str]], file: str) -> VectorTable:
+def _parse_csv(significant: list[tuple[int, str]], file: str) -> DataTable:
     rows = _split_csv(significant, file)
     head_no, head_line = significant[0]
 
@@ -635,7 +630,7 @@ def _parse_csv(significant: list[tuple[int, str]], file: str) -> VectorTable:
             missing = next(ix for ix in np.ndindex(*shape) if ix not in cells)
             cell = name + "".join(f"[{k}]" for k in missing)
             raise header_error(
-                f"column {cell!r} is missing (tensor {name!r} has shape {_fmt_shape(shape)}, "
+                f"column {cell!r} is missing (tensor {name!r} has shape {fmt_shape(shape)}, "
                 "every index must have a column)",
                 min(cells.values()),
             )
@@ -645,7 +640,7 @@ def _parse_csv(significant: list[tuple[int, str]], file: str) -> VectorTable:
     data_lines = significant[1:]
     if not data:
         raise TenFlangError.at(
-            "no vectors in this file (only a header line)", file=file, line=head_no,
+            "no records in this file (only a header line)", file=file, line=head_no,
             source=head_line, length=len(head_line),
         )
     width = len(header)
@@ -688,7 +683,7 @@ def _parse_csv(significant: list[tuple[int, str]], file: str) -> VectorTable:
             present[name] = ~any_empty
         columns[name] = values
     nulls = {name: ~p for name, p in present.items()}
-    return VectorTable(
+    return DataTable(
         file, list(groups), columns, present, [n for n, _ in data_lines], nulls
     )
 
@@ -709,7 +704,7 @@ def _csv_column(
     out = np.empty(len(cells), dtype=np.float64)
     for k, cell in enumerate(cells):
         text = cell.strip()
-        if not text or text.lower() == "null":
+        if not text or is_null(text):
             out[k] = math.nan
             continue
         problem = _number_problem(label, text)
@@ -727,7 +722,7 @@ def _csv_column(
 # original 2016 format
 
 
-def _parse_original(significant: list[tuple[int, str]], file: str) -> VectorTable:
+def _parse_original(significant: list[tuple[int, str]], file: str) -> DataTable:
     first_line: dict[str, int] = {}
     values: dict[str, float] = {}
     for lineno, line in significant:
@@ -740,7 +735,7 @@ def _parse_original(significant: list[tuple[int, str]], file: str) -> VectorTabl
                 file=file, line=lineno, column=col, source=line,
             )
         (name, ncol), (text, vcol) = tokens
-        if not _is_name(name):
+        if not matches_name(name):
             raise TenFlangError.at(
                 _bad_name(name), file=file, line=lineno, column=ncol, length=len(name),
                 source=line,
@@ -758,7 +753,7 @@ def _parse_original(significant: list[tuple[int, str]], file: str) -> VectorTabl
         first_line[name] = lineno
         values[name] = float(text)
     names = list(values)
-    return VectorTable(
+    return DataTable(
         file,
         names,
         {n: np.array([values[n]]) for n in names},
@@ -773,7 +768,7 @@ def _parse_original(significant: list[tuple[int, str]], file: str) -> VectorTabl
 
 
 def _python_name(key: Any, what: str, where: str, file: str) -> str:
-    if not isinstance(key, str) or not _is_name(key):
+    if not isinstance(key, str) or not matches_name(key):
         raise TenFlangError.at(_bad_name(str(key), what, where), file=file)
     return key
 
@@ -840,7 +835,7 @@ def _nested_shape(raw: Any, name: str, where: str, file: str) -> Shape:
     return ()
 
 
-def _table_from_arrays(columns: Any, file: str, what: str) -> VectorTable:
+def _table_from_arrays(columns: Any, file: str, what: str) -> DataTable:
     if not hasattr(columns, "items"):
         raise TenFlangError.at(
             "from_columns needs a dict of columns (for a list of dicts use from_records)",
@@ -864,7 +859,7 @@ def _table_from_arrays(columns: Any, file: str, what: str) -> VectorTable:
         first = first or name
         arrays[name] = arr
     if first is None or len(arrays[first]) == 0:
-        raise TenFlangError.at("no vectors in this data", file=file)
+        raise TenFlangError.at("no records in this data", file=file)
     n = len(arrays[first])
     present: dict[str, np.ndarray] = {}
     for name, arr in arrays.items():
@@ -881,7 +876,7 @@ def _table_from_arrays(columns: Any, file: str, what: str) -> VectorTable:
                 )
         present[name] = ~nan.any(axis=1) if flat.shape[1] else np.ones(n, dtype=bool)
     nulls = {name: ~p for name, p in present.items()}
-    return VectorTable(file, list(arrays), arrays, present, [0] * n, nulls)
+    return DataTable(file, list(arrays), arrays, present, [0] * n, nulls)
 
 
 def _column_array(raw: Any, name: str, what: str, file: str) -> np.ndarray:
@@ -897,33 +892,23 @@ def _column_array(raw: Any, name: str, what: str, file: str) -> np.ndarray:
     # None next to numbers, lists of unequal shapes, or text: element by element, which
     # either builds the column or names the first bad element.
     values = [_coerce(v, name, f" at position {k} of the {what}", file) for k, v in enumerate(raw)]
-    shape: Shape | None = None
+    shapes = _ShapeLedger()
     for k, v in enumerate(values):
-        if v is None:
-            continue
-        s = () if isinstance(v, float) else v.shape
-        if shape is None:
-            shape, first = s, k
-        elif s != shape:
-            raise TenFlangError.at(
-                f"value of {name!r} has shape {_fmt_shape(s)} at position {k} of the {what} "
-                f"but {_fmt_shape(shape)} at position {first}",
-                file=file,
-            )
-    out = np.full((len(values), *(shape or ())), np.nan)
+        problem = shapes.mismatch(name, v, f"at position {k} of the {what}", f"at position {k}",
+                                  label=f"value of {name!r}")
+        if problem:
+            raise TenFlangError.at(problem, file=file)
+    out = np.full((len(values), *shapes.shapes().get(name, ())), np.nan)
     for k, v in enumerate(values):
         if v is not None:
             out[k] = v
     return out
 
 
-def _read_npz(path: str) -> VectorTable:
+def _read_npz(path: str) -> DataTable:
+    raw = read_bytes(path)
     try:
-        data = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise TenFlangError.at("no such file", file=path) from None
-    except IsADirectoryError:
-        raise TenFlangError.at("is a directory, not a file", file=path) from None
+        data = np.load(io.BytesIO(raw), allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise TenFlangError.at(f"not a valid .npz file ({exc})", file=path) from None
     if not isinstance(data, np.lib.npyio.NpzFile):

@@ -9,36 +9,37 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from conftest import hypothesis_settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from tenflang_nb.core import vectors
-from tenflang_nb.core.errors import TenFlangError
-from tenflang_nb.core.vectors import (
-    VectorTable,
+from tenflang_nb.core import datafiles
+from tenflang_nb.core.datafiles import (
+    DataTable,
+    format_record,
     format_value,
-    format_vector,
     from_columns,
     from_records,
-    parse_vectors,
-    read_vectors,
+    parse_data,
+    read_data,
 )
+from tenflang_nb.core.errors import TenFlangError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "original-tenflang"
 
 
-def rows(table: VectorTable) -> list[dict[str, object]]:
+def rows(table: DataTable) -> list[dict[str, object]]:
     """Every vector, with arrays as nested lists so that == compares values."""
     return [
-        {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in table.vector(i).items()}
+        {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in table.record(i).items()}
         for i in range(len(table))
     ]
 
 
 def error_of(text: str, fmt: str | None = None) -> TenFlangError:
     with pytest.raises(TenFlangError) as info:
-        parse_vectors(text, "data.txt", fmt)
+        parse_data(text, "data.txt", fmt)
     return info.value
 
 
@@ -61,7 +62,7 @@ def assert_located(err: TenFlangError, message: str, line: int, column: int) -> 
 
 def test_brace_scalars_names_lines_and_nulls() -> None:
     text = "# inputs\n{x: 3, w: -2}\n\n   # another comment\n{x: 1.5e-3, y: null}\n{}\n"
-    t = parse_vectors(text, "in.txt")
+    t = parse_data(text, "in.txt")
     assert t.file == "in.txt"
     assert len(t) == 3
     assert t.names == ["x", "w", "y"]
@@ -75,11 +76,11 @@ def test_brace_scalars_names_lines_and_nulls() -> None:
     assert t.nulls["y"].tolist() == [False, True, False]
     assert t.columns["x"].dtype == np.float64
     assert t.shape("x") == () and t.shape("y") == ()
-    assert type(t.vector(0)["x"]) is float
+    assert type(t.record(0)["x"]) is float
 
 
 def test_brace_whitespace_between_all_tokens() -> None:
-    t = parse_vectors("  {  x :3 ,w:-2,W : [ [1,2] ,[ 3 , 4 ] ] }  \t\n{x:1}")
+    t = parse_data("  {  x :3 ,w:-2,W : [ [1,2] ,[ 3 , 4 ] ] }  \t\n{x:1}")
     assert rows(t) == [{"x": 3.0, "w": -2.0, "W": [[1.0, 2.0], [3.0, 4.0]]}, {"x": 1.0}]
 
 
@@ -89,37 +90,37 @@ def test_brace_whitespace_between_all_tokens() -> None:
      ("1.", 1.0), ("-0", -0.0), ("2E+3", 2000.0), ("007", 7.0)],
 )
 def test_brace_number_literals(literal: str, value: float) -> None:
-    got = parse_vectors(f"{{x: {literal}}}").vector(0)["x"]
+    got = parse_data(f"{{x: {literal}}}").record(0)["x"]
     assert got == value
     assert math.copysign(1, got) == math.copysign(1, value)
 
 
 def test_brace_tensors() -> None:
-    t = parse_vectors("{W: [[1, 2], [3, 4]], b: [0.5, -1]}\n{W: [[5, 6], [7, 8]], b: null}\n")
+    t = parse_data("{W: [[1, 2], [3, 4]], b: [0.5, -1]}\n{W: [[5, 6], [7, 8]], b: null}\n")
     assert t.shape("W") == (2, 2)
     assert t.shape("b") == (2,)
     assert t.columns["W"].shape == (2, 2, 2)
     assert t.columns["W"][1].tolist() == [[5.0, 6.0], [7.0, 8.0]]
     assert np.isnan(t.columns["b"][1]).all()
     assert t.present["b"].tolist() == [True, False]
-    v = t.vector(0)
+    v = t.record(0)
     assert isinstance(v["W"], np.ndarray) and v["W"].dtype == np.float64
     assert v["b"].tolist() == [0.5, -1.0]
-    assert t.vector(1)["b"] is None
+    assert t.record(1)["b"] is None
     # vector() hands out copies: changing one leaves the table alone
     v["W"][0, 0] = 99.0
     assert t.columns["W"][0, 0, 0] == 1.0
 
 
 def test_brace_deep_and_empty_lists() -> None:
-    t = parse_vectors("{T: [[[1], [2]], [[3], [4]], [[5], [6]]], e: []}")
+    t = parse_data("{T: [[[1], [2]], [[3], [4]], [[5], [6]]], e: []}")
     assert t.shape("T") == (3, 2, 1)
-    assert t.vector(0)["T"][2, 1, 0] == 6.0
+    assert t.record(0)["T"][2, 1, 0] == 6.0
     assert t.shape("e") == (0,)
 
 
 def test_brace_generated_names() -> None:
-    t = parse_vectors("{d/L/d/x:1: 2, d/L/d/w: 3, w.0: 4, _a: 5, b.: 6}\n{d/L/d/y:1}\n")
+    t = parse_data("{d/L/d/x:1: 2, d/L/d/w: 3, w.0: 4, _a: 5, b.: 6}\n{d/L/d/y:1}\n")
     assert t.names == ["d/L/d/x:1", "d/L/d/w", "w.0", "_a", "b.", "d/L/d/y"]
     # without a second ':' the digits after a generated name are its value
     assert rows(t)[1] == {"d/L/d/y": 1.0}
@@ -127,32 +128,32 @@ def test_brace_generated_names() -> None:
 
 
 def test_brace_vector_index_bounds() -> None:
-    t = parse_vectors("{x: 1}\n{x: 2}")
-    assert t.vector(-1) == {"x": 2.0}
+    t = parse_data("{x: 1}\n{x: 2}")
+    assert t.record(-1) == {"x": 2.0}
     with pytest.raises(IndexError):
-        t.vector(2)
+        t.record(2)
 
 
 def test_crlf_and_lone_cr_are_tolerated() -> None:
-    assert rows(parse_vectors("{x: 1}\r\n{x: 2}\r\n")) == [{"x": 1.0}, {"x": 2.0}]
-    assert rows(parse_vectors("{x: 1}\r{x: 2}\r")) == [{"x": 1.0}, {"x": 2.0}]
-    assert rows(parse_vectors("x,y\r\n1,2\r\n")) == [{"x": 1.0, "y": 2.0}]
-    assert rows(parse_vectors("a\t1\r\nb\t2\r\n")) == [{"a": 1.0, "b": 2.0}]
+    assert rows(parse_data("{x: 1}\r\n{x: 2}\r\n")) == [{"x": 1.0}, {"x": 2.0}]
+    assert rows(parse_data("{x: 1}\r{x: 2}\r")) == [{"x": 1.0}, {"x": 2.0}]
+    assert rows(parse_data("x,y\r\n1,2\r\n")) == [{"x": 1.0, "y": 2.0}]
+    assert rows(parse_data("a\t1\r\nb\t2\r\n")) == [{"a": 1.0, "b": 2.0}]
 
 
 BRACE_ERRORS = [
     # text, message, line, caret column
     ("{x 3}", "expected ':' after name 'x', found '3'", 1, 3),
     ("{x: 1}\n{x: 3 4}", "expected ',' or '}' after the value of 'x', found '4'", 2, 6),
-    ("{x: 3", "unterminated vector: expected ',' or '}' after the value of 'x'", 1, 5),
-    ("{x: ", "unterminated vector: expected a value for 'x'", 1, 3),
+    ("{x: 3", "unterminated record: expected ',' or '}' after the value of 'x'", 1, 5),
+    ("{x: ", "unterminated record: expected a value for 'x'", 1, 3),
     ("{x: [1, 2", "unterminated list: expected ',' or ']' in the list of 'x'", 1, 9),
     ("{x: [1, 2}", "expected ',' or ']' in the list of 'x', found '}'", 1, 9),
     ("{x: }", "expected a value for 'x', found '}'", 1, 4),
     ("{: 1}", "expected a name, found ':'", 1, 1),
     ("{x: 1,, y: 2}", "expected a name after ',', found ','", 1, 6),
-    ("{x: 1}\ny: 2", "expected '{' at the start of a vector, found 'y'", 2, 0),
-    ("{x: 1} {y: 2}", "unexpected '{' after the end of the vector", 1, 7),
+    ("{x: 1}\ny: 2", "expected '{' at the start of a record, found 'y'", 2, 0),
+    ("{x: 1} {y: 2}", "unexpected '{' after the end of the record", 1, 7),
     ("{x: 1,}", "trailing comma before '}'", 1, 5),
     ("{x: 1, }", "trailing comma before '}'", 1, 5),
     ("{x: [1, 2,]}", "trailing comma before ']'", 1, 9),
@@ -165,7 +166,7 @@ BRACE_ERRORS = [
     ("{x: -Infinity}", "value of 'x' is not finite: '-Infinity'", 1, 4),
     ("{x: nan}", "value of 'x' is not finite: 'nan'", 1, 4),
     ("{x: [1, 1e999]}", "value of 'x' is not finite: '1e999'", 1, 8),
-    ("{x: 1, x: 2}", "duplicate name 'x' in this vector", 1, 7),
+    ("{x: 1, x: 2}", "duplicate name 'x' in this record", 1, 7),
     ("{W: [[1, 2], [3, 4, 5]]}", "ragged list: rows of lengths 2 and 3", 1, 13),
     ("{W: [[[1, 2]], [[3]]]}", "ragged list: rows of lengths 2 and 1", 1, 15),
     ("{W: [1, [2]]}", "ragged list: mixes numbers and lists", 1, 8),
@@ -185,12 +186,12 @@ def test_brace_errors(text: str, message: str, line: int, column: int) -> None:
 
 
 def test_brace_null_only_name_and_null_does_not_fix_a_shape() -> None:
-    t = parse_vectors("{W: null}\n{W: [1, 2]}\n{W: null}")
+    t = parse_data("{W: null}\n{W: [1, 2]}\n{W: null}")
     assert t.shape("W") == (2,)
     assert rows(t) == [{"W": None}, {"W": [1.0, 2.0]}, {"W": None}]
-    only_null = parse_vectors("{z: null}")
+    only_null = parse_data("{z: null}")
     assert only_null.shape("z") == ()
-    assert only_null.vector(0) == {"z": None}
+    assert only_null.record(0) == {"z": None}
 
 
 # ---------------------------------------------------------------------------------------
@@ -210,16 +211,16 @@ def test_format_value_and_vector() -> None:
     assert format_value(np.array([0.1, -2.5e17])) == "[0.1, -2.5e+17]"
     assert format_value([1, [2, 3]][1]) == "[2.0, 3.0]"
     assert format_value(np.array(2.5)) == "2.5"
-    assert format_vector({"x": 3.0, "w": -2.0, "y": None}) == "{x: 3.0, w: -2.0, y: null}"
-    assert format_vector({}) == "{}"
-    assert format_vector({"d/L/d/x:1": np.array([1.0])}) == "{d/L/d/x:1: [1.0]}"
+    assert format_record({"x": 3.0, "w": -2.0, "y": None}) == "{x: 3.0, w: -2.0, y: null}"
+    assert format_record({}) == "{}"
+    assert format_record({"d/L/d/x:1": np.array([1.0])}) == "{d/L/d/x:1: [1.0]}"
 
 
 def test_round_trip_scalars_exactly() -> None:
     vecs = [{"x": v, "y": -v} for v in EXACT]
-    t = parse_vectors("\n".join(format_vector(v) for v in vecs))
+    t = parse_data("\n".join(format_record(v) for v in vecs))
     for i, v in enumerate(EXACT):
-        got = t.vector(i)
+        got = t.record(i)
         assert got["x"] == v and got["y"] == -v
         assert math.copysign(1, got["x"]) == math.copysign(1, v)
 
@@ -227,39 +228,39 @@ def test_round_trip_scalars_exactly() -> None:
 def test_round_trip_tensors_and_nulls() -> None:
     W = np.array([[0.1, 1e-300], [-2.5e17, 7.0], [1 / 3, -0.0]])
     original = {"W": W, "b": np.array([0.2, 0.3]), "n": None, "s": 0.1}
-    t = parse_vectors(format_vector(original) + "\n" + format_vector({"W": W * 2, "b": None}))
-    back = t.vector(0)
+    t = parse_data(format_record(original) + "\n" + format_record({"W": W * 2, "b": None}))
+    back = t.record(0)
     assert np.array_equal(back["W"], W)
     assert np.array_equal(back["b"], [0.2, 0.3])
     assert back["n"] is None and back["s"] == 0.1
     assert list(back) == ["W", "b", "n", "s"]
-    assert np.array_equal(t.vector(1)["W"], W * 2)
-    assert t.vector(1)["b"] is None
+    assert np.array_equal(t.record(1)["W"], W * 2)
+    assert t.record(1)["b"] is None
 
 
 finite = st.floats(allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=200, deadline=None)
+@hypothesis_settings(200)
 @given(st.dictionaries(st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,6}", fullmatch=True),
                        st.one_of(st.none(), finite), min_size=0, max_size=5))
 def test_round_trip_property_scalars(values: dict[str, float | None]) -> None:
-    back = parse_vectors(format_vector(values)).vector(0)
+    back = parse_data(format_record(values)).record(0)
     assert back == values
     assert list(back) == list(values)
 
 
-@settings(max_examples=100, deadline=None)
+@hypothesis_settings(100)
 @given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4),
                   elements=finite))
 def test_round_trip_property_tensors(arr: np.ndarray) -> None:
-    back = parse_vectors(format_vector({"T": arr})).vector(0)["T"]
+    back = parse_data(format_record({"T": arr})).record(0)["T"]
     assert back.shape == arr.shape
     assert np.array_equal(back, arr)
     # and through a one-example CSV written by hand from the same numbers
     header = ",".join("T" + "".join(f"[{k}]" for k in ix) for ix in np.ndindex(*arr.shape))
     cells = ",".join(repr(float(arr[ix])) for ix in np.ndindex(*arr.shape))
-    via_csv = parse_vectors(f"{header}\n{cells}\n", format="csv").vector(0)["T"]
+    via_csv = parse_data(f"{header}\n{cells}\n", format="csv").record(0)["T"]
     assert np.array_equal(via_csv, arr)
 
 
@@ -269,7 +270,7 @@ def test_round_trip_property_tensors(arr: np.ndarray) -> None:
 
 def test_csv_scalars_spaces_and_nulls() -> None:
     text = "# header next\nx, y ,z\n1, 2 ,3\n\n 4 ,,null\n-0.5,NULL, Null \n"
-    t = parse_vectors(text, "d.csv")
+    t = parse_data(text, "d.csv")
     assert t.names == ["x", "y", "z"]
     assert t.lines == [3, 5, 6]
     assert rows(t) == [
@@ -282,12 +283,12 @@ def test_csv_scalars_spaces_and_nulls() -> None:
 
 
 def test_csv_quoted_cells() -> None:
-    t = parse_vectors('"x","y"\n" 1.5 ",2\n3,""\n')
+    t = parse_data('"x","y"\n" 1.5 ",2\n3,""\n')
     assert rows(t) == [{"x": 1.5, "y": 2.0}, {"x": 3.0, "y": None}]
 
 
 def test_csv_vector_columns() -> None:
-    t = parse_vectors("x[0],x[1],x[2],y\n1,2,3,4\n,,,5\n")
+    t = parse_data("x[0],x[1],x[2],y\n1,2,3,4\n,,,5\n")
     assert t.names == ["x", "y"]
     assert t.shape("x") == (3,)
     assert rows(t) == [{"x": [1.0, 2.0, 3.0], "y": 4.0}, {"x": None, "y": 5.0}]
@@ -296,20 +297,20 @@ def test_csv_vector_columns() -> None:
 
 def test_csv_matrix_columns_in_any_order() -> None:
     # W[i][j] cells are placed by their indices, not by the header's order
-    t = parse_vectors("W[1][0],b,W[0][1],W[0][0],W[1][1],W[0][2],W[1][2]\n4,9,2,1,5,3,6\n")
+    t = parse_data("W[1][0],b,W[0][1],W[0][0],W[1][1],W[0][2],W[1][2]\n4,9,2,1,5,3,6\n")
     assert t.names == ["W", "b"]
     assert t.shape("W") == (2, 3)
-    assert t.vector(0)["W"].tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
-    assert t.vector(0)["b"] == 9.0
+    assert t.record(0)["W"].tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert t.record(0)["b"] == 9.0
 
 
 def test_csv_generated_names() -> None:
-    t = parse_vectors("d/L/d/x:1,d/L/d/W[0],d/L/d/W[1]\n1,2,3\n")
+    t = parse_data("d/L/d/x:1,d/L/d/W[0],d/L/d/W[1]\n1,2,3\n")
     assert rows(t) == [{"d/L/d/x:1": 1.0, "d/L/d/W": [2.0, 3.0]}]
 
 
 def test_csv_single_column() -> None:
-    t = parse_vectors("x\n1\nnull\n2\n")
+    t = parse_data("x\n1\nnull\n2\n")
     assert rows(t) == [{"x": 1.0}, {"x": None}, {"x": 2.0}]
 
 
@@ -336,7 +337,7 @@ CSV_ERRORS = [
     ("W[0],W[0][1]\n1,2\n", "column 'W[0][1]' has 2 indices but 'W[0]' has 1", 1, 5),
     ("x[0],x[1]\n1,2\n3,\n", "tensor 'x' is partly null in this row ('x[1]'", 3, 2),
     ('x,"y\n1,2\n', "unbalanced '\"' in this line", 1, 2),
-    ("x,y\n", "no vectors in this file (only a header line)", 1, 0),
+    ("x,y\n", "no records in this file (only a header line)", 1, 0),
 ]
 
 
@@ -352,17 +353,17 @@ def test_csv_error_found_by_detection_too() -> None:
 
 
 def test_original_shared_a_to_z() -> None:
-    t = read_vectors(SHARED / "interpreter_inputs_a_to_z.txt")
+    t = read_data(SHARED / "interpreter_inputs_a_to_z.txt")
     assert len(t) == 1
     assert t.lines == [1]
     assert t.names == [chr(ord("a") + k) for k in range(26)]
-    assert t.vector(0) == {chr(ord("a") + k): float(k + 1) for k in range(26)}
+    assert t.record(0) == {chr(ord("a") + k): float(k + 1) for k in range(26)}
 
 
 def test_original_shared_macros_vectors_dot() -> None:
-    t = read_vectors(SHARED / "macros_vectors_dot_inputs.txt")
+    t = read_data(SHARED / "macros_vectors_dot_inputs.txt")
     assert len(t) == 1
-    assert t.vector(0) == {
+    assert t.record(0) == {
         "a.0": 1.0, "a.1": 2.0, "a.2": 1.0,
         "b.0": 1.0, "b.1": 2.0, "b.2": -1.0,
         "c.0": 2.0, "c.1": 4.0, "c.2": 6.0,
@@ -373,13 +374,13 @@ def test_original_shared_macros_vectors_dot() -> None:
 
 
 def test_original_shared_v0_linear() -> None:
-    t = read_vectors(SHARED / "v0_linear_sqloss_inputs.txt")
-    assert t.vector(0) == {"x": 1.0, "w": 2.0, "y": 4.0}
+    t = read_data(SHARED / "v0_linear_sqloss_inputs.txt")
+    assert t.record(0) == {"x": 1.0, "w": 2.0, "y": 4.0}
     assert t.names == ["x", "w", "y"]
 
 
 def test_original_tabs_spaces_and_comments() -> None:
-    t = parse_vectors("# weights\n\nw\t0.5\n  b   -2.3  \nd/L/d/w:1 19.20\n", "w.txt")
+    t = parse_data("# weights\n\nw\t0.5\n  b   -2.3  \nd/L/d/w:1 19.20\n", "w.txt")
     assert rows(t) == [{"w": 0.5, "b": -2.3, "d/L/d/w:1": 19.2}]
     assert t.lines == [3]
 
@@ -418,56 +419,56 @@ def test_detection(text: str, expected: list[dict[str, float]] | None) -> None:
     if expected is None:
         assert "bad column name 'x y'" in error_of(text).first.message
     else:
-        assert rows(parse_vectors(text)) == expected
+        assert rows(parse_data(text)) == expected
 
 
 def test_explicit_format_overrides_detection() -> None:
     # as CSV, "a 1" is a header with a bad name
     assert "bad column name 'a 1'" in error_of("a 1\n", "csv").first.message
-    assert_located(error_of("x: 1}", "brace"), "expected '{' at the start of a vector", 1, 0)
+    assert_located(error_of("x: 1}", "brace"), "expected '{' at the start of a record", 1, 0)
     assert "expected '{'" in error_of("x,y\n1,2\n", "brace").first.message
     assert "bad name '{x:'" in error_of("{x: 1}\n", "original").first.message
-    assert rows(parse_vectors("x 1\n", format="original")) == [{"x": 1.0}]
+    assert rows(parse_data("x 1\n", format="original")) == [{"x": 1.0}]
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "# only\n  # comments\n\n", "   \n\t\n"])
 def test_empty_file(text: str) -> None:
     err = error_of(text)
-    assert err.first.message == "no vectors in this file"
+    assert err.first.message == "no records in this file"
     assert err.first.line == 0
-    assert str(err) == "data.txt: error: no vectors in this file"
+    assert str(err) == "data.txt: error: no records in this file"
 
 
 def test_unknown_format_and_npz_text() -> None:
     err = error_of("{x: 1}", "json")
-    assert "unknown vector file format 'json'" in err.first.message
+    assert "unknown data file format 'json'" in err.first.message
     assert "npz is a binary format" in error_of("{x: 1}", "npz").first.message
 
 
-def test_read_vectors_by_extension(tmp_path: Path) -> None:
+def test_read_data_by_extension(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("{x: 1}\n{x: 2}\n")
     (tmp_path / "b.csv").write_text("x,y\r\n1,2\r\n")
     (tmp_path / "c.dat").write_bytes(b"\xef\xbb\xbfa\t1\r\nb\t2\r\n")  # BOM + CRLF
-    assert rows(read_vectors(tmp_path / "a.txt")) == [{"x": 1.0}, {"x": 2.0}]
-    b = read_vectors(str(tmp_path / "b.csv"))
+    assert rows(read_data(tmp_path / "a.txt")) == [{"x": 1.0}, {"x": 2.0}]
+    b = read_data(str(tmp_path / "b.csv"))
     assert rows(b) == [{"x": 1.0, "y": 2.0}]
     assert b.file == str(tmp_path / "b.csv")
-    assert rows(read_vectors(tmp_path / "c.dat")) == [{"a": 1.0, "b": 2.0}]
+    assert rows(read_data(tmp_path / "c.dat")) == [{"a": 1.0, "b": 2.0}]
     # a .csv file is read as CSV even when it would be detected as the original format
     (tmp_path / "d.csv").write_text("a 1\n")
     with pytest.raises(TenFlangError, match="bad column name 'a 1'"):
-        read_vectors(tmp_path / "d.csv")
-    assert rows(read_vectors(tmp_path / "d.csv", format="original")) == [{"a": 1.0}]
+        read_data(tmp_path / "d.csv")
+    assert rows(read_data(tmp_path / "d.csv", format="original")) == [{"a": 1.0}]
 
 
-def test_read_vectors_errors_name_the_file(tmp_path: Path) -> None:
+def test_read_data_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(TenFlangError) as info:
-        read_vectors(tmp_path / "missing.txt")
+        read_data(tmp_path / "missing.txt")
     assert info.value.first.message == "no such file"
     bad = tmp_path / "bad.txt"
     bad.write_text("{x: 1}\n{x: [1}\n")
     with pytest.raises(TenFlangError) as info:
-        read_vectors(bad)
+        read_data(bad)
     assert info.value.first.file == str(bad)
     assert info.value.first.line == 2
     assert f"{bad}: line 2: error:" in str(info.value)
@@ -481,20 +482,20 @@ def test_npz(tmp_path: Path) -> None:
     path = tmp_path / "w.npz"
     W = np.arange(12.0).reshape(2, 2, 3)
     np.savez(path, x=np.array([1.0, np.nan]), W=W, n=np.array([3, 4], dtype=np.int32))
-    t = read_vectors(path)
+    t = read_data(path)
     assert len(t) == 2
     assert t.lines == [0, 0]
     assert sorted(t.names) == ["W", "n", "x"]
     assert t.shape("W") == (2, 3)
-    assert np.array_equal(t.vector(1)["W"], W[1])
-    assert t.vector(1)["x"] is None
-    assert t.vector(0)["x"] == 1.0
-    assert t.vector(1)["n"] == 4.0 and t.columns["n"].dtype == np.float64
+    assert np.array_equal(t.record(1)["W"], W[1])
+    assert t.record(1)["x"] is None
+    assert t.record(0)["x"] == 1.0
+    assert t.record(1)["n"] == 4.0 and t.columns["n"].dtype == np.float64
     assert t.present["x"].tolist() == [True, False]
     # format="npz" works whatever the extension
     other = tmp_path / "weights.bin"
     other.write_bytes(path.read_bytes())
-    assert np.array_equal(read_vectors(other, format="npz").columns["W"], W)
+    assert np.array_equal(read_data(other, format="npz").columns["W"], W)
 
 
 @pytest.mark.parametrize(
@@ -504,14 +505,14 @@ def test_npz(tmp_path: Path) -> None:
         ({"x": np.zeros(2), "y": np.zeros(3)}, "array 'y' has 3 examples but 'x' has 2"),
         ({"x": np.array(["a", "b"])}, "value of 'x' at position 0 of the array is not a number"),
         ({"x": np.array([1.0, np.inf])}, "value of 'x' at position 1 of the array is not finite"),
-        ({"x": np.zeros(0)}, "no vectors in this data"),
+        ({"x": np.zeros(0)}, "no records in this data"),
     ],
 )
 def test_npz_errors(tmp_path: Path, arrays: dict[str, np.ndarray], message: str) -> None:
     path = tmp_path / "bad.npz"
     np.savez(path, **arrays)  # type: ignore[arg-type]
     with pytest.raises(TenFlangError) as info:
-        read_vectors(path)
+        read_data(path)
     assert message in info.value.first.message
     assert info.value.first.file == str(path)
     assert info.value.first.line == 0
@@ -521,18 +522,18 @@ def test_npz_not_an_archive(tmp_path: Path) -> None:
     text = tmp_path / "t.npz"
     text.write_text("{x: 1}\n")
     with pytest.raises(TenFlangError, match=r"not a valid \.npz file"):
-        read_vectors(text)
+        read_data(text)
     objects = tmp_path / "o.npz"
     np.savez(objects, x=np.array([1, None], dtype=object))
     with pytest.raises(TenFlangError, match=r"not a valid \.npz file"):
-        read_vectors(objects)
+        read_data(objects)
     single = tmp_path / "s.npz"
     with open(single, "wb") as handle:
         np.save(handle, np.zeros(3))
     with pytest.raises(TenFlangError, match=r"not an \.npz archive"):
-        read_vectors(single)
+        read_data(single)
     with pytest.raises(TenFlangError, match="no such file"):
-        read_vectors(tmp_path / "none.npz")
+        read_data(tmp_path / "none.npz")
 
 
 # ---------------------------------------------------------------------------------------
@@ -566,7 +567,7 @@ def test_from_records_does_not_alias_input() -> None:
     arr = np.array([1.0, 2.0])
     t = from_records([{"v": arr}])
     arr[0] = 5.0
-    assert t.vector(0)["v"].tolist() == [1.0, 2.0]
+    assert t.record(0)["v"].tolist() == [1.0, 2.0]
 
 
 @pytest.mark.parametrize(
@@ -582,7 +583,7 @@ def test_from_records_does_not_alias_input() -> None:
         ([{"x": [1.0, np.nan]}], "value of 'x' in records[0] is partly NaN"),
         ([{"bad name": 1}], "bad name 'bad name' in records[0]"),
         ([{3: 1}], "bad name '3' in records[0]"),
-        ([], "no vectors in this data"),
+        ([], "no records in this data"),
         ({"x": [1]}, "from_records needs a list of dicts"),
         ([[1, 2]], "records[0] is not a dict"),
     ],
@@ -642,8 +643,8 @@ def test_from_columns_dataframe_like() -> None:
         ({"x": [[1, 2], [3, np.nan]]}, "value of 'x' at position 1 of the column is partly NaN"),
         ({"x": [1, np.inf]}, "value of 'x' at position 1 of the column is not finite"),
         ({"x y": [1]}, "bad column name 'x y'"),
-        ({}, "no vectors in this data"),
-        ({"x": []}, "no vectors in this data"),
+        ({}, "no records in this data"),
+        ({"x": []}, "no records in this data"),
         ([1, 2], "from_columns needs a dict of columns"),
     ],
 )
@@ -654,17 +655,17 @@ def test_from_columns_errors(columns: object, message: str) -> None:
 
 
 def test_table_built_by_hand() -> None:
-    t = VectorTable(
+    t = DataTable(
         file="hand", names=["x"], columns={"x": np.array([1.0, np.nan])},
         present={"x": np.array([True, False])}, lines=[0, 0],
     )
     assert len(t) == 2
-    assert t.vector(0) == {"x": 1.0}
-    assert t.vector(1) == {}  # without nulls a missing value counts as absent
+    assert t.record(0) == {"x": 1.0}
+    assert t.record(1) == {}  # without nulls a missing value counts as absent
     assert t.shape("x") == ()
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(vectors, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(datafiles, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 9
     assert result.failed == 0

@@ -10,9 +10,15 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from conftest import program_text
 
 from tenflang_nb.core.errors import Diagnostic, TenFlangError
-from tenflang_nb.core.expand import ExpandedLine, expand, expand_text, needs_expansion
+from tenflang_nb.core.preprocess import (
+    ExpandedLine,
+    needs_preprocessing,
+    preprocess,
+    preprocess_text,
+)
 
 ORIGINAL = Path(__file__).resolve().parents[2] / "shared" / "original-tenflang"
 SHAPE = ORIGINAL / "macros_vectors_dot_shape.tf"
@@ -22,17 +28,13 @@ BINARY = "#macro c = my_binary_macro a b; declare intvar p; define p = pow a b; 
 UNARY = "#macro z = my_unary_macro x; declare intvar q; define z = logistic x"
 
 
-def program(*lines: str) -> str:
-    return "\n".join(lines) + "\n"
-
-
 def texts(*lines: str) -> list[str]:
-    return [e.text for e in expand(program(*lines))]
+    return [e.text for e in preprocess(program_text(*lines))]
 
 
 def error(*lines: str) -> Diagnostic:
     with pytest.raises(TenFlangError) as info:
-        expand(program(*lines), "prog.tf")
+        preprocess(program_text(*lines), "prog.tf")
     return info.value.first
 
 
@@ -48,21 +50,21 @@ needs_fixture = pytest.mark.skipif(not SHAPE.exists(), reason="shared/ fixtures 
 
 @needs_fixture
 def test_fixture_expands_line_for_line() -> None:
-    got = [" ".join(e.text.split()) for e in expand(SHAPE.read_text(), "shape.tf")]
+    got = [" ".join(e.text.split()) for e in preprocess(SHAPE.read_text(), "shape.tf")]
     assert got == normalised(EXPANDED.read_text())
     assert len(got) == 104
 
 
 @needs_fixture
 def test_fixture_expands_byte_for_byte() -> None:
-    assert expand_text(SHAPE.read_text()) == EXPANDED.read_text()
+    assert preprocess_text(SHAPE.read_text()) == EXPANDED.read_text()
 
 
 @needs_fixture
 def test_fixture_lines_point_at_the_users_lines() -> None:
     user = SHAPE.read_text().split("\n")
     number = {text: i for i, text in enumerate(user, 1) if text}
-    out = expand(SHAPE.read_text(), "shape.tf")
+    out = preprocess(SHAPE.read_text(), "shape.tf")
     by_text = {e.text: e.line for e in out}
     assert by_text["declare input a.2"] == number["declare_vector input a 3"] == 4
     for temp in ("declare intvar foo.0", "define foo.3 = add foo.0 foo.1", "define foo = foo.4"):
@@ -81,7 +83,7 @@ def test_fixture_lines_point_at_the_users_lines() -> None:
 
 
 def test_declare_vector_declares_each_component() -> None:
-    out = expand(program("declare_vector input x 3", "declare_vector output o 1"))
+    out = preprocess(program_text("declare_vector input x 3", "declare_vector output o 1"))
     assert out == [
         ExpandedLine("declare input x.0", 1),
         ExpandedLine("declare input x.1", 1),
@@ -166,7 +168,7 @@ def test_define_vector_with_macros_counts_every_component() -> None:
 
 def test_vector_defined_component_by_component_can_be_used() -> None:
     # TestPreprocessor.cpp, test_define_vector_components
-    out = expand(program(
+    out = preprocess(program_text(
         "declare_vector input x 3", "declare_vector intvar z 3", "declare_vector intvar p 3",
         "declare_vector intvar g 3",
         "define z.0 = 10", "define z.1 = 20", "define z.2 = 30",
@@ -191,7 +193,7 @@ def test_define_vector_accepts_a_defined_component_as_the_scalar() -> None:
 
 
 def test_dot_product_of_three_components() -> None:
-    out = expand(program("declare_vector input x 3", "declare_vector weight w 3",
+    out = preprocess(program_text("declare_vector input x 3", "declare_vector weight w 3",
                          "declare intvar z", "define z = dot x w"))
     assert [e.text for e in out[7:]] == [
         "declare intvar z.0", "define z.0 = mul x.0 w.0",
@@ -238,7 +240,7 @@ def test_reduce_vector_with_primitives() -> None:
 
 
 def test_reduce_vector_with_a_macro() -> None:
-    out = expand(program(REDUCE_MACRO, "declare_vector input x 3", "declare intvar c",
+    out = preprocess(program_text(REDUCE_MACRO, "declare_vector input x 3", "declare intvar c",
                          "define c = reduce_vector x my_binary_macro"))
     assert [e.text for e in out[4:]] == [
         "declare intvar c.0", "declare intvar c.0_p0", "define c.0_p0 = mul x.1 x.0",
@@ -325,7 +327,7 @@ def test_guide_define_examples() -> None:
 
 
 def test_macros_may_follow_comments_and_blank_lines() -> None:
-    out = expand(program("# squares", "", "#macro c = sq a; define c = mul a a", "",
+    out = preprocess(program_text("# squares", "", "#macro c = sq a; define c = mul a a", "",
                          "# then the program", "declare input x", "declare output y",
                          "define y = sq x"))
     assert out == [ExpandedLine("# squares", 1), ExpandedLine("# then the program", 5),
@@ -358,19 +360,19 @@ def test_program_without_vectors_passes_through() -> None:
               "  declare output y\t\n"
               "   \n"
               "define y = mul  x  2\n")
-    out = expand(source)
+    out = preprocess(source)
     assert out == [
         ExpandedLine("# a comment", 1), ExpandedLine("declare input x", 2),
         ExpandedLine("declare weight W [3, 2]", 4), ExpandedLine("  declare output y", 5),
         ExpandedLine("define y = mul  x  2", 7),
     ]
-    assert expand_text(source) == ("# a comment\ndeclare input x\ndeclare weight W [3, 2]\n"
+    assert preprocess_text(source) == ("# a comment\ndeclare input x\ndeclare weight W [3, 2]\n"
                                    "  declare output y\ndefine y = mul  x  2\n")
 
 
 def test_empty_program() -> None:
-    assert expand("") == []
-    assert expand_text("\n\n") == ""
+    assert preprocess("") == []
+    assert preprocess_text("\n\n") == ""
 
 
 def test_expanded_line_is_frozen() -> None:
@@ -379,7 +381,7 @@ def test_expanded_line_is_frozen() -> None:
         line.text = "x"  # type: ignore[misc]
 
 
-# ----------------------------------------------------------------------------- needs_expansion
+# ----------------------------------------------------------------------------- needs_preprocessing
 
 
 @pytest.mark.parametrize("text", [
@@ -391,8 +393,8 @@ def test_expanded_line_is_frozen() -> None:
     "declare input x\n#macro c = sq a;define c = mul a a\n",
     "define\tz =\tdot\tx w\n",
 ])
-def test_needs_expansion_true(text: str) -> None:
-    assert needs_expansion(text) is True
+def test_needs_preprocessing_true(text: str) -> None:
+    assert needs_preprocessing(text) is True
 
 
 @pytest.mark.parametrize("text", [
@@ -403,13 +405,13 @@ def test_needs_expansion_true(text: str) -> None:
     "# macros are described elsewhere\n",
     "#macros\n",
 ])
-def test_needs_expansion_false(text: str) -> None:
-    assert needs_expansion(text) is False
+def test_needs_preprocessing_false(text: str) -> None:
+    assert needs_preprocessing(text) is False
 
 
 def test_error_names_file_line_and_shows_a_caret() -> None:
     with pytest.raises(TenFlangError) as info:
-        expand(program("declare_vector input x 3", "declare_vector input y 2",
+        preprocess(program_text("declare_vector input x 3", "declare_vector input y 2",
                        "declare output s", "define s = dot x y"), "net.tf")
     rendered = str(info.value).splitlines()
     assert rendered == [
@@ -542,7 +544,7 @@ def test_bad_macro_body(body: str, message: str, column: int) -> None:
 
 def test_whole_statement_caret_in_a_macro_body() -> None:
     with pytest.raises(TenFlangError) as info:
-        expand("#macro c = m a; declare q; define c = a\n", "m.tf")
+        preprocess("#macro c = m a; declare q; define c = a\n", "m.tf")
     d = info.value.first
     assert (d.line, d.column, d.length) == (1, 16, len("declare q"))
     assert str(info.value).splitlines()[1:] == [

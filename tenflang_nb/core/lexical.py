@@ -1,0 +1,327 @@
+"""TenFlang's lexical rules, each defined once: text, lines, tokens, words, names, numbers, shapes.
+
+Everything that reads TenFlang-like text imports its rules from here: the parser
+(``syntax``), the original's preprocessor (``preprocess``), the data-file readers
+(``datafiles``), the Pygments lexer and the notebook views. The grammar above the token level
+(what a ``declare`` or ``define`` line holds) is in ``syntax``.
+
+The one rule for reserved words: a *keyword* is an instruction, a kind, an operator (from the
+operator table, aliases included) or one of the :data:`RESERVED_WORDS`; a keyword is never a
+name, in a program, a macro or a vector declaration alike.
+
+>>> split_tokens("define  z =\\tmul x w  # the product")
+['define', 'z', '=', 'mul', 'x', 'w']
+>>> [is_name(t) for t in ("w.0", "d/L/d/w:2", "2x", "mul", "a-b", "scale_vector")]
+[True, True, False, False, False, False]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from . import ops
+from .errors import TenFlangError
+from .ops import Shape, fmt_shape
+
+__all__ = [
+    "GIVEN_KINDS",
+    "INSTRUCTIONS",
+    "KINDS",
+    "MACRO_DIRECTIVE",
+    "MAX_LINE_LENGTH",
+    "MAX_SHAPE_RANK",
+    "NAME_PATTERN",
+    "NUMBER_PATTERN",
+    "RESERVED_WORDS",
+    "RETIRED_VECTOR_OPS",
+    "VECTOR_OPERATIONS",
+    "TokenLine",
+    "adjoint_name",
+    "code_part",
+    "fmt_shape",
+    "is_keyword",
+    "is_name",
+    "is_number",
+    "normalize_text",
+    "parse_shape",
+    "split_lines",
+    "split_tokens",
+    "temp_name",
+    "token_spans",
+]
+
+# ------------------------------------------------------------------------------ words
+
+KINDS = ("input", "exp_output", "weight", "intvar", "output", "loss")
+# given a value from the data (or the weights), never defined by a line
+GIVEN_KINDS = frozenset({"input", "exp_output", "weight"})
+# the original's vector instructions, expanded by the preprocessor before parsing
+VECTOR_INSTRUCTIONS = ("declare_vector", "define_vector")
+INSTRUCTIONS = ("declare", "define", *VECTOR_INSTRUCTIONS)
+MACRO_DIRECTIVE = "#macro"
+# the original's vector operations, expanded by the preprocessor before parsing
+VECTOR_OPERATIONS = ("dot", "reduce_vector")
+# keywords of the original that only its unit tests could reach: reserved, never operations
+RETIRED_VECTOR_OPS = {
+    "scale_vector": "define_vector r = mul u s",
+    "increment_vector": "define_vector r = add u s",
+    "component_wise_add": "define_vector r = add u v",
+    "component_wise_mul": "define_vector r = mul u v",
+}
+NULL = "null"  # a value that was never given, as data files write it
+NONFINITE_WORDS = frozenset({"inf", "infinity", "nan"})  # what float() would take: never data
+RESERVED_WORDS = frozenset({
+    *INSTRUCTIONS, *VECTOR_OPERATIONS, *RETIRED_VECTOR_OPS,
+    "constant",  # the original's hidden kind
+    *NONFINITE_WORDS, NULL,  # words data files and number readers take as values
+    "=",
+})
+
+
+def is_keyword(token: str) -> bool:
+    """An instruction, kind, operator or reserved word: never usable as a name.
+
+    >>> is_keyword("log"), is_keyword("weight"), is_keyword("null"), is_keyword("w")
+    (True, True, True, False)
+    """
+    return token in RESERVED_WORDS or token in KINDS or ops.lookup(token) is not None
+
+
+# ------------------------------------------------------------------------------ names
+
+_PLAIN = r"[A-Za-z_][A-Za-z0-9_.]*"
+# a plain name, or a generated derivative d/<a>/d/<b> with an optional temporary's :<k>
+NAME_PATTERN = rf"(?:d/{_PLAIN}/d/{_PLAIN}(?::[0-9]+)?|{_PLAIN})"
+_NAME_RE = re.compile(NAME_PATTERN)
+# The original's preprocessor is stricter: a vector's name has no '.' (``a.b.0`` could not be
+# told from a component of ``a``), and names inside a macro have no digits (a renamed local
+# is the local's name followed by the use count, so ``p1`` at use 0 and ``p`` at use 10
+# would both become ``z_p10``).
+VECTOR_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MACRO_NAME_RE = VECTOR_NAME_RE
+MACRO_VARIABLE_RE = re.compile(r"[A-Za-z_]+")
+
+
+def matches_name(token: str) -> bool:
+    """The shape of a name, keywords not excluded (data files may name anything).
+
+    >>> matches_name("mul"), matches_name("x[0]")
+    (True, False)
+    """
+    return _NAME_RE.fullmatch(token) is not None
+
+
+def is_name(token: str) -> bool:
+    """A valid variable name: letters, digits, ``_`` and ``.`` not starting with a digit and
+    not a keyword, or a generated ``d/<a>/d/<b>[:<k>]``."""
+    if not matches_name(token):
+        return False
+    return token.startswith("d/") or not is_keyword(token)
+
+
+def adjoint_name(of: str, wrt: str) -> str:
+    """``d/<of>/d/<wrt>``: the derivative of ``of`` with respect to ``wrt`` (the adjoint of
+    ``wrt`` when ``of`` is the loss, a local partial otherwise).
+
+    >>> adjoint_name("lambda", "w")
+    'd/lambda/d/w'
+    """
+    return f"d/{of}/d/{wrt}"
+
+
+def temp_name(base: str, k: int) -> str:
+    """The ``k``-th temporary the compiler makes on the way to ``base``.
+
+    >>> temp_name("d/o/d/z", 0)
+    'd/o/d/z:0'
+    """
+    return f"{base}:{k}"
+
+
+# ------------------------------------------------------------------------------ numbers
+
+# Plain decimal literals. [0-9], never \\d: \\d also matches other scripts' digits, which
+# float() and int() would silently accept.
+NUMBER_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+INT_PATTERN = r"[+-]?[0-9]+"
+_NUMBER_RE = re.compile(NUMBER_PATTERN)
+_INT_RE = re.compile(INT_PATTERN)
+_DIGITS_RE = re.compile(r"[0-9]+")
+
+
+def is_number(token: str) -> bool:
+    """A numeric literal: ``2``, ``-1.5``, ``+3``, ``.5``, ``3e-2`` (no ``inf``, hex or ``_``).
+
+    >>> [is_number(t) for t in ("2", "-1.5e3", ".5", "inf", "1_000", "٣")]
+    [True, True, True, False, False, False]
+    """
+    return _NUMBER_RE.fullmatch(token) is not None
+
+
+def is_nonfinite_word(token: str) -> bool:
+    """``inf``, ``-Infinity``, ``nan``...: what float() reads as a value that is no number.
+
+    >>> is_nonfinite_word("-Inf"), is_nonfinite_word("info")
+    (True, False)
+    """
+    return token.lower().lstrip("+-") in NONFINITE_WORDS
+
+
+def is_null(token: str) -> bool:
+    """The data files' ``null`` (any case).
+
+    >>> is_null("NULL"), is_null("none")
+    (True, False)
+    """
+    return token.lower() == NULL
+
+
+def is_int(token: str) -> bool:
+    """An integer literal with an optional sign, in ASCII digits.
+
+    >>> is_int("-3"), is_int("3.0"), is_int("²")
+    (True, False, False)
+    """
+    return _INT_RE.fullmatch(token) is not None
+
+
+def is_digits(token: str) -> bool:
+    """Only ASCII digits (a size or an index): no sign, no superscripts, no other scripts.
+
+    >>> is_digits("64"), is_digits("²"), is_digits("+1")
+    (True, False, False)
+    """
+    return _DIGITS_RE.fullmatch(token) is not None
+
+
+# ------------------------------------------------------------------------------ text and lines
+
+MAX_LINE_LENGTH = 10_000  # longer lines in a program are a sign of a binary or minified file
+
+
+def normalize_text(text: str) -> str:
+    """One rule for every entry point: a leading byte-order mark goes, CRLF and CR become LF.
+
+    >>> normalize_text("\\ufeffdeclare input x\\r\\ndefine y = x\\r")
+    'declare input x\\ndefine y = x\\n'
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def split_lines(text: str) -> list[str]:
+    """Normalized text as lines, numbered from 1 by their position; no final empty line.
+
+    >>> split_lines("a\\r\\nb\\n")
+    ['a', 'b']
+    """
+    lines = normalize_text(text).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+_MACRO_START_RE = re.compile(rf"[ \t]*{MACRO_DIRECTIVE}(?=[ \t]|$)")
+
+
+def code_part(line: str) -> str:
+    """The line without its comment: ``#`` starts a comment that runs to the end of the
+    line, except the ``#macro`` directive at the start of a line (whose own comment starts
+    at the next ``#``).
+
+    >>> code_part("define z = mul x w  # the product"), code_part("# all comment")
+    ('define z = mul x w  ', '')
+    """
+    directive = _MACRO_START_RE.match(line)
+    cut = line.find("#", directive.end() if directive else 0)
+    return line if cut < 0 else line[:cut]
+
+
+_TOKEN_RE = re.compile(r"[^ \t]+")
+
+
+def split_tokens(text: str) -> list[str]:
+    """The tokens of a line's code: separated by spaces or tabs (only those: any other
+    character, whitespace or not, belongs to a token); a comment is not a token."""
+    return _TOKEN_RE.findall(code_part(text))
+
+
+def token_spans(text: str, offset: int = 0) -> Iterator[tuple[int, str]]:
+    """(column, token) for each token of ``text`` (which starts at column ``offset``)."""
+    for m in _TOKEN_RE.finditer(code_part(text)):
+        yield offset + m.start(), m.group()
+
+
+@dataclass(frozen=True)
+class TokenLine:
+    """A line (or one ``;``-separated part of a ``#macro`` line) as tokens with their columns,
+    so that an error can put its caret under the token at fault.
+
+    >>> TokenLine.of("a.tf", 3, "define y = foo x").error("unknown operator", 3).first.column
+    11
+    """
+
+    file: str
+    number: int
+    text: str  # the whole line, shown in errors
+    tokens: tuple[str, ...]
+    cols: tuple[int, ...]
+
+    @staticmethod
+    def of(file: str, number: int, text: str, offset: int = 0, part: str | None = None
+           ) -> TokenLine:
+        """``text`` tokenised; or only ``part`` of it, which starts at column ``offset``."""
+        spans = list(token_spans(text if part is None else part, offset))
+        return TokenLine(file, number, text, tuple(t for _, t in spans),
+                         tuple(c for c, _ in spans))
+
+    def error(self, message: str, token: int | None = None, hint: str | None = None
+              ) -> TenFlangError:
+        """An error at token number ``token``, or at the whole statement."""
+        if token is not None and token < len(self.tokens):
+            column, length = self.cols[token], len(self.tokens[token])
+        elif self.tokens:
+            # the whole statement: for a part of a #macro line, not the whole line
+            column = self.cols[0]
+            length = self.cols[-1] + len(self.tokens[-1]) - column
+        else:
+            column, length = 0, len(self.text)
+        return TenFlangError.at(message, self.file, self.number, column, length, self.text,
+                                hint)
+
+
+# ------------------------------------------------------------------------------ shapes
+
+MAX_SHAPE_RANK = 4
+
+
+def parse_shape(text: str) -> Shape:
+    """A shape written ``[64, 32]`` (``[]`` is a scalar): positive ASCII integers, at most
+    :data:`MAX_SHAPE_RANK` of them. Raises ValueError with a message for the user.
+
+    >>> parse_shape("[64, 32]"), parse_shape("[]")
+    ((64, 32), ())
+    >>> parse_shape("[²]")
+    Traceback (most recent call last):
+    ...
+    ValueError: shape dimensions must be positive integers, got '²'
+    """
+    inner = text.strip()
+    if not (inner.startswith("[") and inner.endswith("]")):
+        raise ValueError(f"expected a shape like [64, 32], got '{text.strip()}'")
+    parts = [p.strip() for p in inner[1:-1].split(",")]
+    if parts == [""]:
+        return ()
+    dims: list[int] = []
+    for part in parts:
+        if not is_digits(part) or int(part) < 1:
+            raise ValueError(f"shape dimensions must be positive integers, got '{part}'")
+        dims.append(int(part))
+    if len(dims) > MAX_SHAPE_RANK:
+        raise ValueError(f"shapes have at most {MAX_SHAPE_RANK} dimensions")
+    return tuple(dims)

@@ -1,0 +1,158 @@
+"""Training settings: one :class:`TrainSettings`, checked in one place, and the table of its
+fields that ``tfweightcalc``'s options, the ``%%tenflang`` options and the training panel's
+controls are all made from.
+
+>>> TrainSettings(lr=0.5).replace(max_iter=20)
+TrainSettings(lr=0.5, tol=0.0005, max_iter=20, init='auto', seed=0, optimizer='gd', \
+momentum=0.9, batch_size=None)
+>>> TrainSettings(momentum=1)
+Traceback (most recent call last):
+...
+tenflang_nb.core.settings.SettingsError: error: momentum must be a number in [0, 1), not 1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import Diagnostic, TenFlangError
+from .optimizers import OPTIMIZERS
+
+__all__ = ["INITS", "SETTINGS", "Setting", "SettingsError", "TrainSettings"]
+
+INITS = ("auto", "zeros", "normal")
+
+
+class SettingsError(TenFlangError):
+    """A training setting out of range: a usage error (exit status 2 on the command line)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__([Diagnostic(message, file="")])
+
+    def render(self, limit: int = 20) -> str:
+        return "\n".join(f"error: {d.message}" for d in self.diagnostics[:limit])
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One training setting: its name (the keyword of ``train()``, the field of
+    :class:`TrainSettings`), how people read it, its default, and what it accepts.
+
+    >>> SETTINGS["max_iter"].option, SETTINGS["max_iter"].parse("50")
+    ('--max-iter', 50)
+    """
+
+    name: str
+    label: str
+    help: str
+    default: Any
+    kind: type  # float, int or str
+    requirement: str  # what a valid value is, for messages: "a finite number >= 0"
+    accepts: Callable[[Any], bool] = lambda value: True
+    choices: tuple[str, ...] = ()
+    optional: bool = False  # None is a value (batch size: none means the whole set)
+
+    @property
+    def option(self) -> str:
+        """The option that sets it on the command line and in ``%%tenflang``."""
+        return "--" + self.name.replace("_", "-")
+
+    def parse(self, text: str) -> Any:
+        """An option's text as a value of the right type (checked by :meth:`check`)."""
+        if self.kind is str:
+            return text
+        try:
+            return self.kind(text)
+        except ValueError:
+            what = "an integer" if self.kind is int else "a number"
+            raise SettingsError(f"{self.name} must be {what}, not {text!r}") from None
+
+    def check(self, value: Any) -> Any:
+        """``value`` as this setting stores it; :class:`SettingsError` saying why not."""
+        if value is None and self.optional:
+            return None
+        if self.kind is str:
+            if value in self.choices:
+                return value
+        elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+            number = float(value)
+            if self.kind is int and math.isfinite(number) and number.is_integer():
+                if self.accepts(int(number)):
+                    return int(number)
+            elif self.kind is float and math.isfinite(number) and self.accepts(number):
+                return number
+        raise SettingsError(f"{self.name} must be {self.requirement}, not {value!r}")
+
+
+def _setting(name: str, label: str, help: str, default: Any, kind: type, requirement: str,
+             **extra: Any) -> tuple[str, Setting]:
+    return name, Setting(name, label, help, default, kind, requirement, **extra)
+
+
+# In the order the panel, --help and the Guide show them.
+SETTINGS: Mapping[str, Setting] = dict((
+    _setting("lr", "learning rate", "step size: each update is w <- w - lr * grad", 0.1, float,
+             "a finite number >= 0", accepts=lambda v: v >= 0),
+    _setting("tol", "tolerance", "converged when ||grad|| <= tol (0: run all --max-iter steps)",
+             0.0005, float, "a finite number >= 0", accepts=lambda v: v >= 0),
+    _setting("max_iter", "max iterations", "stop after this many updates", 1000, int,
+             "an integer >= 0", accepts=lambda v: v >= 0),
+    _setting("init", "initial weights", "auto: matrices drawn from N(0, 1/fan_in), scalars and "
+             "vectors 0; zeros (the original's); normal: every weight drawn", "auto", str,
+             "one of " + ", ".join(INITS), choices=INITS),
+    _setting("seed", "random seed", "seed of --init normal/auto and of the mini-batches", 0,
+             int, "an integer >= 0", accepts=lambda v: v >= 0),
+    _setting("optimizer", "optimizer", "; ".join(f"{o.name}: {o.rule}"
+                                                  for o in OPTIMIZERS.values()),
+             "gd", str, "one of " + ", ".join(OPTIMIZERS), choices=tuple(OPTIMIZERS)),
+    _setting("momentum", "momentum", "mu of --optimizer momentum", 0.9, float,
+             "a number in [0, 1)", accepts=lambda v: 0 <= v < 1),
+    _setting("batch_size", "batch size", "train on shuffled mini-batches of this many examples "
+             "(default: the whole training set at every step, as the original did)", None, int,
+             "an integer >= 1 (or None: the whole set)", accepts=lambda v: v >= 1,
+             optional=True),
+))
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """How to train: every field is checked when the object is made (see :data:`SETTINGS`)."""
+
+    lr: float = SETTINGS["lr"].default
+    tol: float = SETTINGS["tol"].default
+    max_iter: int = SETTINGS["max_iter"].default
+    init: str = SETTINGS["init"].default
+    seed: int = SETTINGS["seed"].default
+    optimizer: str = SETTINGS["optimizer"].default
+    momentum: float = SETTINGS["momentum"].default
+    batch_size: int | None = SETTINGS["batch_size"].default
+
+    def __post_init__(self) -> None:
+        for name, setting in SETTINGS.items():
+            # frozen: set the checked (normalized) value the way dataclasses itself does
+            object.__setattr__(self, name, setting.check(getattr(self, name)))
+
+    @classmethod
+    def of(cls, base: TrainSettings | None = None, **options: Any) -> TrainSettings:
+        """``base`` (or the defaults) with ``options`` changed; unknown names are an error.
+
+        >>> TrainSettings.of(lrate=2)
+        Traceback (most recent call last):
+        ...
+        tenflang_nb.core.settings.SettingsError: error: unknown training setting 'lrate' \
+(the settings: lr, tol, max_iter, init, seed, optimizer, momentum, batch_size)
+        """
+        unknown = [k for k in options if k not in SETTINGS]
+        if unknown:
+            raise SettingsError(f"unknown training setting {unknown[0]!r} "
+                                f"(the settings: {', '.join(SETTINGS)})")
+        return dataclasses.replace(base or cls(), **options)
+
+    def replace(self, **changes: Any) -> TrainSettings:
+        """A copy with ``changes`` (checked)."""
+        return TrainSettings.of(self, **changes)

@@ -1,0 +1,225 @@
+"""The website in headless Chromium, opened from its files (``file://``: no server, no network),
+as a reader opens ``docs/_build/html/index.html`` after ``bash scripts/docs``.
+
+On the tour page: the data-flow graph's SVG is drawn; the side-by-side listing shows its lines
+one per row; hovering a shape-program line lights up the GCP lines it became (so the output's
+inline script ran); the math is typeset by the site's own MathJax; and the Binder launch button
+opens the tour from the repository address in pyproject.toml. Every page loads with no script
+error and no request leaving the files. Screenshots (light and dark) go to ``test-artifacts/``.
+
+A check of another view is one more test: open its page with :func:`open_site_page`, act on
+``view.page``, then ``view.assert_clean()``; for example::
+
+    def test_stepper_steps(website: SiteBuild, browser: BrowserContext) -> None:
+        view = open_site_page(browser, website, "notebooks/05_stepper")
+        stepper = view.page.locator(".tf-stepper").first
+        ...
+        view.assert_clean()
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from browser_support import CHROMIUM_FLAGS, chromium_path
+from docs_support import REPO, TOUR, SiteBuild, site_tools
+
+pytestmark = pytest.mark.browser
+
+try:
+    from playwright.sync_api import BrowserContext, Locator, Page, expect, sync_playwright
+except ImportError:  # pragma: no cover - CI installs the [browser] extra
+    sync_playwright = None
+
+ARTIFACTS = REPO / "test-artifacts"
+# schemes a page may load from: its own files, and what its scripts make in memory
+LOCAL = ("file:", "data:", "blob:", "about:")
+# (top, left, height) of each element matching a selector inside one element
+BOXES_JS = """(root, selector) => [...root.querySelectorAll(selector)].map(e => {
+    const b = e.getBoundingClientRect(); return [b.top, b.left, b.height]; })"""
+
+
+@pytest.fixture
+def browser() -> Iterator[BrowserContext]:
+    """A fresh headless Chromium (Debian's) with a desktop-sized window."""
+    if sync_playwright is None:
+        pytest.skip("playwright is not installed (pip install -e '.[browser]')")
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=executable, headless=True,
+                                     args=list(CHROMIUM_FLAGS))
+        try:
+            context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+            context.set_default_timeout(20_000)
+            yield context
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def built(website: SiteBuild) -> SiteBuild:
+    """The site, which must have built for a browser test to mean anything."""
+    assert website.returncode == 0, f"the site did not build:\n{website.output[-3000:]}"
+    return website
+
+
+@dataclass
+class SitePage:
+    """One page of the site open in the browser, and what went wrong while it was."""
+
+    page: Page
+    docname: str
+    errors: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+
+    def assert_clean(self) -> None:
+        """No uncaught exception or console error, and nothing fetched but the site's files."""
+        assert not self.errors, f"{self.docname}: script errors: {self.errors}"
+        assert not self.outside, f"{self.docname}: requests that left the files: {self.outside}"
+
+
+def _watch(page: Page, docname: str) -> SitePage:
+    """``page``, recording its script errors and its requests for anything but local files."""
+    view = SitePage(page, docname)
+    page.on("pageerror", lambda error: view.errors.append(str(error)))
+    page.on("console", lambda m: view.errors.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: None if r.url.startswith(LOCAL) else view.outside.append(r.url))
+    return view
+
+
+def open_site_page(browser: BrowserContext, site: SiteBuild, docname: str, *,
+                   dark: bool = False) -> SitePage:
+    """Open the page of ``docname`` (``notebooks/NAME``, ``docs/guide``) from its
+    file, in a new tab, light or dark, and wait until it is loaded and its math typeset.
+    Script errors and requests for anything but local files are recorded on the result."""
+    view = _watch(browser.new_page(), docname)
+    page = view.page
+    page.emulate_media(color_scheme="dark" if dark else "light")
+    page.goto(site.page(docname).as_uri())
+    page.wait_for_load_state("load")
+    # MathJax (only on pages with math) typesets after loading; its promise says when done
+    page.evaluate("""() => window.MathJax && MathJax.startup && MathJax.startup.promise
+                      ? MathJax.startup.promise.then(() => true) : true""")
+    return view
+
+
+def save_screenshot(page: Page, name: str) -> Path:
+    """A screenshot of the window under ``test-artifacts/`` (git-ignored); returns its path."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def _scroll_to(element: Locator) -> None:
+    """Scroll the page so ``element`` is at the top (the theme's scroll padding keeps it
+    below its sticky header)."""
+    element.evaluate("e => e.scrollIntoView({block: 'start'})")
+    time.sleep(0.2)
+
+
+def _assert_one_line_per_row(listing: Locator, selector: str, what: str) -> int:
+    """Each line below the one before, at the same left edge, one text line tall."""
+    boxes: list[list[float]] = listing.evaluate(BOXES_JS, selector)
+    assert len(boxes) >= 5, f"{what}: only {len(boxes)} lines"
+    height = boxes[0][2]
+    assert 8 < height < 40, f"{what}: a line is {height:.0f} px tall"
+    for (top0, left0, _), (top1, left1, h1) in pairwise(boxes):
+        assert abs(left1 - left0) < 1, f"{what}: lines do not start at the same left edge"
+        assert abs(top1 - top0 - height) < 2, f"{what}: a line is not right below the last"
+        assert abs(h1 - height) < 2, f"{what}: a line wraps onto {h1 / height:.1f} rows"
+    return len(boxes)
+
+
+def test_tour_page_from_files(built: SiteBuild, browser: BrowserContext) -> None:
+    view = open_site_page(browser, built, TOUR)
+    page = view.page
+
+    # the data-flow graph: Graphviz's SVG, inline in the stored HTML output, drawn
+    graph = page.locator("svg.tf-svg").first
+    expect(graph).to_be_visible()
+    box = graph.bounding_box()
+    assert box is not None and box["width"] > 200 and box["height"] > 80, f"graph box {box}"
+    assert page.locator("svg.tf-svg").first.locator("g.node").count() >= 7
+
+    # the side-by-side listing (phase 1): both programs one line per row
+    root = page.locator(".tf-root").filter(has=page.locator(".tf-sbs")).first
+    shape_pane, gcp_pane = root.locator(".tf-sbs .tf-shape"), root.locator(".tf-sbs .tf-gcp")
+    n_shape = _assert_one_line_per_row(shape_pane, ".tf-shape-line", "shape program")
+    n_gcp = _assert_one_line_per_row(gcp_pane, ".tf-gcp-line", "GCP")
+    assert n_shape == 12 and n_gcp > 30, (n_shape, n_gcp)
+
+    # hovering `define z = mul x w` (line 9) lights up the GCP lines made from it
+    lit = gcp_pane.locator(".tf-gcp-line.tf-hl")
+    assert lit.count() == 0
+    line9 = shape_pane.locator(".tf-shape-line[data-tf-line='9']")
+    _scroll_to(root)
+    line9.hover()
+    expect(lit.first).to_be_visible()
+    origins = {lit.nth(i).get_attribute("data-tf-line") for i in range(lit.count())}
+    assert origins == {"9"}, f"hovering line 9 lit GCP lines from {origins}"
+    assert root.locator("g.node.tf-hl, g.tf-hl").count() >= 1, "no graph node lit"
+    shot_hover = save_screenshot(page, "site_tour_hover")
+    page.mouse.move(5, 500)  # leaving the output clears it
+    expect(lit).to_have_count(0)
+
+    # the math of the Markdown cells, typeset offline by the site's MathJax
+    n_math = page.locator("span.math, div.math").count()
+    assert n_math > 0 and page.locator("mjx-container").count() == n_math
+
+    # the Binder launch button: the tour, from the repository address in pyproject.toml
+    tools = site_tools()
+    binder = (f"{tools.binder_base(tools.repository_url())}"
+              f"?urlpath=lab/tree/{TOUR}.ipynb")
+    _scroll_to(page.locator("h1").first)
+    page.locator(".dropdown-launch-buttons button").click()
+    launch = page.locator(".dropdown-launch-buttons a.dropdown-item")
+    expect(launch).to_have_count(1)
+    expect(launch).to_be_visible()
+    assert launch.get_attribute("href") == binder
+    shot_launch = save_screenshot(page, "site_tour_launch")
+    view.assert_clean()
+
+    # the same views in dark mode
+    dark = open_site_page(browser, built, TOUR, dark=True)
+    _scroll_to(dark.page.locator(".tf-root").filter(has=dark.page.locator(".tf-sbs")).first)
+    shot_dark = save_screenshot(dark.page, "site_tour_dark")
+    dark.assert_clean()
+    print(f"\nscreenshots: {shot_hover}\n             {shot_launch}\n             {shot_dark}")
+
+
+def test_every_page_loads_cleanly_from_files(built: SiteBuild, browser: BrowserContext
+                                             ) -> None:
+    docnames = sorted(p.relative_to(built.html).with_suffix("").as_posix()
+                      for folder in ("docs", "notebooks")
+                      for p in (built.html / folder).glob("*.html"))
+    assert len(docnames) >= 6, docnames
+    for docname in docnames:
+        view = open_site_page(browser, built, docname)
+        view.assert_clean()
+        view.page.close()
+
+    # the entry page the README names leads to the front page, and on to a tutorial
+    entry = _watch(browser.new_page(), "index")
+    entry.page.goto(built.page("index").as_uri())
+    entry.page.wait_for_url("**/docs/index.html")
+    entry.page.wait_for_load_state("load")
+    entry.page.locator(".bd-sidebar-primary a", has_text="A tour of TenFlang").first.click()
+    entry.page.wait_for_url(f"**/{TOUR}.html")
+    entry.assert_clean()
+
+    # the Guide's operator table, as tfcompiler --list-ops prints it
+    guide = open_site_page(browser, built, "docs/guide")
+    table = guide.page.locator("table").filter(has_text="vector-Jacobian product")
+    expect(table).to_be_visible()
+    _scroll_to(table)
+    shot = save_screenshot(guide.page, "site_guide_operators")
+    guide.assert_clean()
+    print(f"\n{len(docnames)} pages loaded from files; screenshot: {shot}")
