@@ -324,3 +324,27 @@ def test_the_mean_of_a_scalar_times_a_shared_tensor_needs_no_tensor_per_example(
     run.set("E", E)
     run.run()
     np.testing.assert_allclose(run.mean("g"), np.full((2, 3), 3.0), rtol=1e-15)
+
+
+def test_labels_of_a_weight_with_the_longest_name_stay_valid() -> None:
+    from tenflang_nb.core.lexical import MAX_NAME_LENGTH, name_length
+
+    w = "W" * MAX_NAME_LENGTH
+    source = _shape(f"declare weight {w} [2]", "declare intvar s", "declare loss L",
+                    f"define s = sum {w}", "define L = mul s s")
+    forward = compile_forward(parse(source))
+    assert all(name_length(s.label) <= MAX_NAME_LENGTH for s in forward.sweeps)
+    assert len({s.label for s in forward.sweeps}) == 2
+    forward.program()  # reads back: every name and line within the limits
+    assert_gradients(source, {w: np.array([0.3, -0.2])})
+
+
+def test_a_program_with_many_weights_reads_back() -> None:
+    # the header names every weight and output: wrapped, as the GCP's
+    names = [f"weight_number_{i}" for i in range(400)]
+    source = program_text(*(f"declare weight {n}" for n in names), "declare intvar s",
+                          "declare loss L", f"define s = mul {names[0]} {names[1]}",
+                          "define L = mul s s")
+    forward = compile_forward(parse(source))
+    assert max(len(line) for line in forward.text.splitlines()) <= 200
+    assert forward.program().names("output") == [f"d/L/d/{n}" for n in names]
