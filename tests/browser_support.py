@@ -93,11 +93,21 @@ class LabServer:
             return ""
 
 
-def _lab_executable() -> list[str]:
-    script = Path(sys.executable).parent / "jupyter-lab"
+def _app_executable(app: str = "lab") -> list[str]:
+    """``jupyter-lab`` or (``app="notebook"``) Notebook 7's ``jupyter-notebook``."""
+    script = Path(sys.executable).parent / f"jupyter-{app}"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "jupyterlab"]
+    return [sys.executable, "-m", "jupyterlab" if app == "lab" else "notebook"]
+
+
+def has_notebook7() -> bool:
+    """Whether Notebook 7 (the ``notebook`` package, built on JupyterLab 4) is installed."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        return int(version("notebook").split(".")[0]) >= 7
+    except (PackageNotFoundError, ValueError):
+        return False
 
 
 def write_lab_settings(settings_dir: Path,
@@ -111,11 +121,12 @@ def write_lab_settings(settings_dir: Path,
 
 
 @contextmanager
-def jupyter_lab(root: Path, state: Path, timeout: float = 60.0, *,
+def jupyter_lab(root: Path, state: Path, timeout: float = 60.0, app: str = "lab", *,
                 launcher: list[str] | None = None,
                 settings: dict[str, dict[str, Any]] | None = None,
                 env_extra: dict[str, str] | None = None) -> Iterator[LabServer]:
-    """Run JupyterLab serving ``root``; all its own files live under ``state``.
+    """Run JupyterLab (or, with ``app="notebook"``, Notebook 7) serving ``root``; all its own
+    files live under ``state``.
 
     ``launcher`` starts it instead of ``jupyter-lab`` (e.g. ``scripts/lab``, which must end
     by exec-ing it, take the options after its own and add ``--allow-root`` itself);
@@ -140,15 +151,23 @@ def jupyter_lab(root: Path, state: Path, timeout: float = 60.0, *,
     env.pop("JUPYTER_TOKEN", None)
     env.update(env_extra or {})
     argv = [
-        *(launcher or _lab_executable()),
+        *(launcher or _app_executable(app)),
         "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}", "--ServerApp.allow_remote_access=False",
-        f"--LabApp.user_settings_dir={dirs['settings']}",
-        f"--LabApp.workspaces_dir={dirs['workspaces']}",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly",
     ]
+    if app == "lab":
+        argv += [
+            f"--LabApp.user_settings_dir={dirs['settings']}",
+            f"--LabApp.workspaces_dir={dirs['workspaces']}",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+        ]
+    else:  # Notebook 7 reads the same settings files through its own application class
+        argv += [
+            f"--JupyterNotebookApp.user_settings_dir={dirs['settings']}",
+            f"--JupyterNotebookApp.workspaces_dir={dirs['workspaces']}",
+        ]
     if launcher is None and hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")  # containers and CI often run as root
     log = state / "jupyter-lab.log"
