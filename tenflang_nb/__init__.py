@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .core.api import (
+    BackpropCheck,
     DataTable,
     Gcp,
     GradientDescent,
@@ -22,6 +23,7 @@ from .core.api import (
     TrainResult,
     TrainSettings,
     check,
+    check_backprop,
     compile,
     evaluate,
     interpret,
@@ -37,8 +39,9 @@ from .core.examples import SEED_EXAMPLE
 __version__ = "0.1.0"
 
 __all__ = [
-    "SEED_EXAMPLE", "DataTable", "Gcp", "GradientDescent", "Program", "TenFlangError",
-    "TrainResult", "TrainSettings", "__version__", "check", "compile", "evaluate", "interpret",
+    "SEED_EXAMPLE", "BackpropCheck", "DataTable", "Gcp", "GradientDescent", "Program",
+    "TenFlangError", "TrainResult", "TrainSettings", "__version__", "check", "check_backprop",
+    "compile", "evaluate", "interpret",
     "load_data", "load_ipython_extension", "parse", "parse_file", "preprocess", "train",
     "trainer", "unload_ipython_extension",
 ]
