@@ -50,7 +50,7 @@ True
 >>> result.ok, result.first_wrong_line
 (False, 1)
 >>> print(result.lines[0].hint.replace(": ", ":\\n"))
-line 3 (`define L = mul w w`) uses w twice, so d/L/d/w has one term per use (w + w):
+`define L = mul w w` (line 3 of square.tf) uses w twice, so d/L/d/w has one term per use (w + w):
 your value has only one of them
 """
 
@@ -691,10 +691,12 @@ class _Checker:
                 status = "right" if chain_ok[t] else "inherits"
             elif not _close(self.chained[t], self.iso[t]):
                 status = "inherits"
+            elif not feeds[t]:
+                status = "unused"
             elif t in known_right or self._matches_reference(self.iso[t]):
                 status = "right"
             else:
-                status = "unused" if not feeds[t] else "unchecked"
+                status = "unchecked"
             verdicts[t] = LineVerdict(d.src.line, t, d.src.text, role, status, expected,
                                       self.chained[t], reference=reference)
         for t in order:
@@ -716,7 +718,9 @@ class _Checker:
         for that variable, makes ``c`` right: (helper, the value's name, the value)."""
         if not suspects:
             return None
-        candidates = self._repair_values(c)
+        # "this helper should be the whole answer" explains nothing: never a candidate
+        candidates = [(n, v) for n, v in self._repair_values(c)
+                      if not _close(v, self.expected[c])]
         outside = {t: v for t, v in self.iso.items() if t not in {d.target for d in block}}
         for h in suspects:
             for name, value in candidates:
@@ -744,8 +748,8 @@ class _Checker:
                   if any(n == p or n.startswith(p + ":") for p in prefixes)]
         out = [(n, self.ref.values[n]) for n in dict.fromkeys(names) if n in self.ref.values]
         if of == self.loss and len(self.ref.uses(v)) > 1:
-            out += [(f"the term of d/{self.loss}/d/{v} via line "
-                     f"{self.shape.defs[p].src.line}", t) for (p, _), t in self.ref.terms(v)]
+            out += [(f"the term of d/{self.loss}/d/{v} via {self._use_text(use)}", t)
+                    for use, t in self.ref.terms(v)]
         return out
 
     def _matches_reference(self, value: Array) -> bool:
@@ -873,15 +877,20 @@ class _Checker:
             many = "twice" if len(uses) == 2 else f"{len(uses)} times"
             has = ("none of them" if not kept else
                    "only one of them" if len(kept) == 1 else f"only {len(kept)} of them")
-            return (f"line {d.src.line} (`{_code(d)}`) uses {v} {many}, so {name} has one "
+            return (f"`{_code(d)}` ({self._where(d)}) uses {v} {many}, so {name} has one "
                     f"term per use ({' + '.join(self._term_text(u) for u in uses)}): "
                     f"your value has {has}")
-        listing = _and([f"line {self.shape.defs[p].src.line} (`{_code(self.shape.defs[p])}`)"
-                        for p in lines])
+        defs = [self.shape.defs[p] for p in lines]
+        listing = _and([f"`{_code(d)}`" for d in defs])
+        where = (f"lines {_and([str(d.src.line) for d in defs])} of "
+                 f"{self.shape.file.rsplit('/', 1)[-1]}")
         missed = _and([f"{self._use_text(u)} ({self._term_text(u)})" for u in missing])
         s = "s" if len(missing) > 1 else ""
-        return (f"fan-out: {v} is used {len(uses)} times, by {listing}, so {name} is the sum "
-                f"of one term per use; your value misses the term{s} via {missed}")
+        return (f"fan-out: {v} is used {len(uses)} times, by {listing} ({where}), so {name} "
+                f"is the sum of one term per use; your value misses the term{s} via {missed}")
+
+    def _where(self, d: Define) -> str:
+        return f"line {d.src.line} of {self.shape.file.rsplit('/', 1)[-1]}"
 
     def _term_text(self, use: tuple[str, int]) -> str:
         p, i = use
@@ -895,7 +904,7 @@ class _Checker:
     def _use_text(self, use: tuple[str, int]) -> str:
         p, i = use
         d = self.shape.defs[p]
-        text = f"line {d.src.line}"
+        text = f"`{_code(d)}`"
         if sum(1 for a in d.args if a == d.args[i]) > 1:
             text = f"the {ORDINAL[i] if i < 2 else str(i + 1) + 'th'} operand of {text}"
         return text
