@@ -218,7 +218,8 @@ class BackpropCheck:
         if self.missing_required:
             return (f"✗ so far so good ({len(self.right)} right), but not written yet: "
                     + ", ".join(self.missing_required))
-        extra = f" ({len(self.missing)} other adjoints not written)" if self.missing else ""
+        n = len(self.missing)
+        extra = f" ({n} other adjoint{'s' * (n != 1)} not written)" if n else ""
         return (f"✓ all right: {len(self.right)} adjoint{'s' * (len(self.right) != 1)} "
                 f"checked on {self.draws} random draws{extra}")
 
