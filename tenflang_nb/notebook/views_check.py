@@ -22,6 +22,10 @@ from .views_html import esc, new_prefix, page
 
 __all__ = ["backprop_check_html"]
 
+# inline, not in the shared stylesheet: every stored output embeds that sheet, so a new rule
+# there would change every notebook's outputs; only the looks depend on these
+_LEFT = "text-align:left"
+_LEFT_SANS = "text-align:left;font-family:inherit"
 _STATUS_CLASS = {"right": "tf-ok", "wrong": "tf-fail", "inherits": "tf-fail"}
 
 
@@ -47,9 +51,10 @@ def _lines_table(result: BackpropCheck) -> str:
         code = esc(text.expandtabs(4))
         rows.append(f'<tr data-tf-line="{number}"><td>{number}</td>'
                     f'<td class="tf-name"><code>{code}</code></td>'
-                    f'<td class="tf-verdict"><span{css}>{verdict}</span></td></tr>')
-    head = ('<tr><th>line</th><th class="tf-name">your backward pass</th>'
-            '<th class="tf-name">verdict</th></tr>')
+                    f'<td class="tf-name" style="{_LEFT_SANS}"><span{css}>{verdict}</span></td>'
+                    "</tr>")
+    head = (f'<tr><th>line</th><th style="{_LEFT}">your backward pass</th>'
+            f'<th style="{_LEFT}">verdict</th></tr>')
     return f'<table class="tf-table">{head}{"".join(rows)}</table>'
 
 
