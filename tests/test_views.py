@@ -322,12 +322,6 @@ def test_dot_source(seed: TenFlangModel) -> None:
 
 # ------------------------------------------------------------------------------ cost
 
-def _sanitized(html: str) -> str:
-    """What an untrusted notebook keeps: no <style>, no <script>."""
-    html = re.sub(r"<style>.*?</style>", "", html, flags=re.DOTALL)
-    return re.sub(r"<script>.*?</script>", "", html, flags=re.DOTALL)
-
-
 def _cells(html: str) -> list[list[str]]:
     rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.DOTALL)
     return [[html_lib.unescape(re.sub(r"<[^>]+>", "", c))
@@ -343,6 +337,8 @@ def test_cost_view_is_registered_but_neither_default_nor_in_all() -> None:
 
 
 def test_cost_view_is_a_plain_table_with_the_counts() -> None:
+    from lab_sanitizer import sanitize
+
     model = TenFlangModel(XOR, "xor")
     cost = model.cost(examples=4, budget=0.0)
     assert model.costs is cost
@@ -352,7 +348,7 @@ def test_cost_view_is_a_plain_table_with_the_counts() -> None:
                           f"{cost.reverse.lines} lines>")
     for html in (model.show("cost").html, cost._repr_html_()):
         # the view reuses the measured cost, and reads the same in an untrusted notebook
-        rows = _cells(_sanitized(html))
+        rows = _cells(sanitize(html))  # what an untrusted notebook shows
         assert rows[0][1:] == ["forward mode (tfcompiler --forward)",
                                "reverse mode (backprop, the GCP)"]
         assert rows[1] == ["sweeps per gradient", "17 (one per weight component)", "1"]
