@@ -21,7 +21,7 @@ True
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -76,28 +76,41 @@ def _one_example(data: Mapping[str, Any], program: Program | None) -> bool:
                for name, value in data.items())
 
 
-class Evaluation(list):  # type: ignore[type-arg]
-    """The outputs and loss per input record (a list of dicts) that displays as a table."""
+class _Table(list):  # type: ignore[type-arg]
+    """Result rows (a list) that display as a table: HTML in a notebook, and as text numbers
+    to 6 digits, not the list's full-precision floats (what a terminal shows, and what a saved
+    notebook's text/plain keeps: last digits would move with the CPU)."""
 
-    def __init__(self, results: list[dict[str, Any]], inputs: DataTable) -> None:
-        super().__init__(results)
-        self.inputs = inputs
+    _html: Callable[[Any], str]
+    _text: Callable[[Any], str]
 
     def _repr_html_(self) -> str:
-        return views.evaluation_html(self)
+        return type(self)._html(self)
 
-    # a table with numbers to 6 digits, not the list's full-precision floats: what a terminal
-    # shows, and a saved notebook's text/plain (whose last digits would move with the CPU)
     def __repr__(self) -> str:
-        return views.evaluation_text(self)
+        return type(self)._text(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
 
 
-class GradCheck(list):  # type: ignore[type-arg]
+class Evaluation(_Table):
+    """The outputs and loss per input record (a list of dicts)."""
+
+    _html = staticmethod(views.evaluation_html)
+    _text = staticmethod(views.evaluation_text)
+
+    def __init__(self, results: list[dict[str, Any]], inputs: DataTable) -> None:
+        super().__init__(results)
+        self.inputs = inputs
+
+
+class GradCheck(_Table):
     """Rows ``{weight, gcp, numeric, rel_error, ok}``: the GCP's gradient against central
     finite differences of the loss, one row per weight component."""
+
+    _html = staticmethod(views.gradcheck_html)
+    _text = staticmethod(views.gradcheck_text)
 
     def __init__(self, rows: list[GradRow], eps: float, rtol: float, skipped: int) -> None:
         super().__init__(dataclasses.asdict(row) for row in rows)
@@ -111,15 +124,6 @@ class GradCheck(list):  # type: ignore[type-arg]
     @property
     def max_rel_error(self) -> float:
         return max((row["rel_error"] for row in self), default=0.0)
-
-    def _repr_html_(self) -> str:
-        return views.gradcheck_html(self)
-
-    def __repr__(self) -> str:
-        return views.gradcheck_text(self)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
 
 
 class CheckReport(BackpropCheck):
