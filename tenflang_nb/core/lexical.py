@@ -46,6 +46,7 @@ __all__ = [
     "is_number",
     "normalize_text",
     "parse_shape",
+    "split_derivative",
     "split_lines",
     "split_tokens",
     "temp_name",
@@ -138,6 +139,22 @@ def temp_name(base: str, k: int) -> str:
     'd/o/d/z:0'
     """
     return f"{base}:{k}"
+
+
+_DERIVATIVE_RE = re.compile(rf"d/({_PLAIN})/d/({_PLAIN})(?::([0-9]+))?")
+
+
+def split_derivative(name: str) -> tuple[str, str, int | None] | None:
+    """``d/<of>/d/<wrt>[:<k>]`` -> ``(of, wrt, k)`` (``k`` None for the derivative itself,
+    the temporary's number otherwise); None for any other name.
+
+    >>> split_derivative("d/o/d/z:0"), split_derivative("d/L/d/w.1"), split_derivative("z")
+    (('o', 'z', 0), ('L', 'w.1', None), None)
+    """
+    m = _DERIVATIVE_RE.fullmatch(name)
+    if m is None:
+        return None
+    return m.group(1), m.group(2), None if m.group(3) is None else int(m.group(3))
 
 
 # ------------------------------------------------------------------------------ numbers

@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["Rendered", "attrs", "esc", "new_prefix", "page"]
+__all__ = ["Rendered", "attrs", "esc", "new_prefix", "page", "static_text"]
 
 _counter = itertools.count(1)
 
@@ -53,7 +53,8 @@ def new_prefix(content: str) -> str:
 
 
 @cache
-def _static(name: str) -> str:
+def static_text(name: str) -> str:
+    """A file of ``notebook/static/`` (the CSS and the scripts every output embeds)."""
     return resources.files("tenflang_nb.notebook").joinpath("static", name).read_text("utf-8")
 
 
@@ -65,9 +66,9 @@ def page(body: str, prefix: str, *, interactive: bool = True) -> str:
     """
     script = ""
     if interactive:
-        script = "<script>" + _static("hover.js").replace("__TF_PREFIX__", prefix) + "</script>"
+        script = "<script>" + static_text("hover.js").replace("__TF_PREFIX__", prefix) + "</script>"
     return (f'<div class="tf-root" id="{prefix}" data-tf-prefix="{prefix}">'
-            f"<style>{_static('tenflang.css')}</style>{body}{script}</div>")
+            f"<style>{static_text('tenflang.css')}</style>{body}{script}</div>")
 
 
 class Rendered:
