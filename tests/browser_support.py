@@ -136,6 +136,9 @@ def jupyter_lab(root: Path, state: Path, timeout: float = 60.0) -> Iterator[LabS
         f"--LabApp.workspaces_dir={dirs['workspaces']}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly",
+        # which notebooks this user trusts: for the server's lifetime only (nothing written
+        # to the home folder; a notebook saved and reopened in one test stays trusted)
+        "--NotebookNotary.db_file=:memory:",
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers and CI often run as root
         argv.append("--allow-root")

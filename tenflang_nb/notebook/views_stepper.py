@@ -84,11 +84,24 @@ def _graph(model: TenFlangModel, run: StepperRun, sid: str
     svg = _SLOT_RE.sub(lambda m: f'<text class="tf-slot-{m.group(2)}" {m.group(1)}>'
                        f"{m.group(2)} ", svg)
     svg = re.sub(r"<!--.*?-->\n?", "", svg, flags=re.S)
+    # each edge says which operand and consumer it joins (the first, for collapsed vectors)
+    names = {}
+    for (m, p), edge_id in edges.items():
+        names.setdefault(edge_id, f"{m} {p}")
+    svg = re.sub(rf'<g id="({re.escape(sid)}_e[0-9]+)"',
+                 lambda g: g.group(0) + attrs(data_tf_edge=names.get(g.group(1))), svg)
     collapsed = {name for n in layout.nodes if len(n.names) > 1 for name in n.names}
     keys = {v: key_of[v] for v in run.start if v in key_of and v not in collapsed}
     # collapsed vectors light up as a whole; their labels stay as drawn
     keys.update({v: key_of[v] for v in collapsed})
     return f'{legend}<div class="tf-graph">{svg}</div>', keys, edges
+
+
+def _width(graph: str) -> str:
+    """The graph column's width: the drawing's own (Graphviz gives points), so the legend
+    wraps under it instead of widening it, and the listing beside it gets the rest."""
+    m = re.search(r'<svg [^>]*?width="([0-9.]+)pt"', graph)
+    return "" if m is None else f' style="flex-basis: {round(float(m.group(1)) * 4 / 3)}px"'
 
 
 def _variables_table(run: StepperRun, sid: str, why: str) -> str:
@@ -145,9 +158,9 @@ def _ui(model: TenFlangModel, run: StepperRun, graph: str) -> str:
                '<div class="tf-step-what"></div><div class="tf-step-numbers"></div></div>')
     listing = (f'<div class="tf-scroll tf-code tf-step-gcp">{_listing(run)}</div>')
     return (f'<div class="tf-step-live" tabindex="0">{_controls(n)}{caption}'
-            f'<div class="tf-step-main"><div class="tf-step-graph">{graph}</div>'
+            f'<div class="tf-step-main"><div class="tf-step-graph"{_width(graph)}>{graph}</div>'
             f'<div class="tf-step-code"><h4>Gradient Computing Program '
-            f"({len(run.gcp.lines)} lines; a run executes its {n} definitions)</h4>"
+            f"({len(run.gcp.lines)} lines)</h4>"
             f"{listing}</div></div></div>")
 
 
