@@ -105,6 +105,21 @@ MACRO_NAME_RE = VECTOR_NAME_RE
 MACRO_VARIABLE_RE = re.compile(r"[A-Za-z_]+")
 
 
+# Longer names are surely a mistake; the bound keeps every line the compiler writes (a line
+# names at most a few derivatives d/<a>/d/<b>) under MAX_LINE_LENGTH, so it reads back.
+MAX_NAME_LENGTH = 1000
+
+
+def name_length(token: str) -> int:
+    """The length that counts against :data:`MAX_NAME_LENGTH`: of a plain name, or of the
+    longest name inside a derivative ``d/<a>/d/<b>:<k>``.
+
+    >>> name_length("d/L/d/weight:3"), name_length("w.0")
+    (6, 3)
+    """
+    return max(len(part) for part in re.split(r"[/:]", token))
+
+
 def matches_name(token: str) -> bool:
     """The shape of a name, keywords not excluded (data files may name anything).
 
