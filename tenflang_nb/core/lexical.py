@@ -17,6 +17,7 @@ name, in a program, a macro or a vector declaration alike.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -330,6 +331,22 @@ class TokenLine:
 # ------------------------------------------------------------------------------ shapes
 
 MAX_SHAPE_RANK = 4
+# per example: a variable of 10^9 numbers already needs 8 GB for one example; anything larger
+# is a typo, and would otherwise end in an out-of-memory crash instead of a line number
+MAX_ELEMENTS = 10**9
+
+
+def size_problem(shape: Shape, what: str = "shape") -> str | None:
+    """Why a variable of ``shape`` cannot be (too many numbers per example), or None.
+
+    >>> size_problem((100_000_000, 100_000))
+    'shape [100000000, 100000] is 10,000,000,000,000 numbers per example (at most 1,000,000,000)'
+    """
+    size = math.prod(shape)
+    if size > MAX_ELEMENTS:
+        return (f"{what} {fmt_shape(shape)} is {size:,} numbers per example "
+                f"(at most {MAX_ELEMENTS:,})")
+    return None
 
 
 def parse_shape(text: str) -> Shape:
@@ -356,4 +373,7 @@ def parse_shape(text: str) -> Shape:
         dims.append(int(part))
     if len(dims) > MAX_SHAPE_RANK:
         raise ValueError(f"shapes have at most {MAX_SHAPE_RANK} dimensions")
+    problem = size_problem(tuple(dims))
+    if problem:
+        raise ValueError(problem)
     return tuple(dims)

@@ -22,7 +22,7 @@ from typing import Generic, TypeVar, overload
 import numpy as np
 
 from .errors import ComputeError, Diagnostic, TenFlangError
-from .lexical import adjoint_name
+from .lexical import adjoint_name, fmt_shape
 from .optimizers import OPTIMIZERS, OptimizerState
 from .plan import Plan, batch_mean
 from .program import Program, ancestors
@@ -180,11 +180,16 @@ def initial_weights(shapes: Mapping[str, tuple[int, ...]], init: str = "auto", s
     weights: Weights = {}
     for name, shape in shapes.items():
         draw = init == "normal" or (init == "auto" and len(shape) >= 2)
-        if draw:
-            s = scale if scale is not None else 1.0 / np.sqrt(shape[0] if shape else 1)
-            value = rng.normal(0.0, s, size=shape)
-        else:
-            value = np.zeros(shape)
+        try:
+            if draw:
+                s = scale if scale is not None else 1.0 / np.sqrt(shape[0] if shape else 1)
+                value = rng.normal(0.0, s, size=shape)
+            else:
+                value = np.zeros(shape)
+        except MemoryError:
+            raise TenFlangError([Diagnostic(
+                f"not enough memory for the weight '{name}' of shape {fmt_shape(shape)}")]
+            ) from None
         weights[name] = float(value) if shape == () else value
     return weights
 
