@@ -153,22 +153,32 @@
     if (timer !== null) { pause(); start(); }
   });
   slider.addEventListener("input", function () { go(parseInt(slider.value, 10) || 0); });
-  live.addEventListener("keydown", function (event) {
-    var to = null;
-    if (event.target === slider || event.target === speed) {
-      /* they move themselves; keep the keys from the notebook's shortcuts */
-      event.stopPropagation();
+  /* The keys. Notebook 7 (and JupyterLab in some setups) handle shortcuts while the key
+     event is still on its way down (capture on document), so a listener on the stepper would
+     never see an arrow key: this one listens on the way down from the window, acts only on
+     keys meant for this stepper (its element focused, no modifier: Ctrl+S still saves) and
+     goes away with the stepper. */
+  function onKey(event) {
+    if (!live.isConnected) { window.removeEventListener("keydown", onKey, true); return; }
+    var target = event.target;
+    if (!(target instanceof Node) || !live.contains(target) ||
+        event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) { return; }
+    if (target === slider || target === speed) {
+      /* they move themselves with these keys: only keep the notebook from acting too */
+      if (/^(Arrow|Home$|End$|Page)/.test(event.key)) { event.stopPropagation(); }
       return;
     }
+    var to = null;
     if (event.key === "ArrowRight") { to = pos + 1; }
     else if (event.key === "ArrowLeft") { to = pos - 1; }
     else if (event.key === "Home") { to = 0; }
     else if (event.key === "End") { to = n; }
     if (to === null) { return; }
-    event.preventDefault();
     event.stopPropagation();
+    event.preventDefault();
     go(to);
-  });
+  }
+  window.addEventListener("keydown", onKey, true);
   show(0);
 })((function () {
   var script = document.currentScript;
