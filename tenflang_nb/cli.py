@@ -208,7 +208,7 @@ def _weightcalc(argv: list[str] | None) -> int:
             state = f"ran {trainer.iterations} iterations (--tol 0: no convergence test)"
         else:
             state = f"warning: stopped by --max-iter {settings.max_iter} before converging"
-        print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss!r}, "
+        print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss:.6g}, "
               f"|grad| {last.grad_norm:.3g} (tol {settings.tol})", file=sys.stderr)
     _emit(format_record(trainer.weights) + "\n", args.output)
     return 0

@@ -234,6 +234,14 @@ def test_output_to_a_device_or_a_fifo_is_written_directly(tmp_path: Path) -> Non
     assert got == ["through a pipe\n"] and fifo.is_fifo()
 
 
+def test_output_to_dev_stdout_through_its_link_reaches_the_pipe(cli: Runner,
+                                                               tmp_path: Path) -> None:
+    (tmp_path / "shape.tf").write_text(SEED_EXAMPLE)
+    result = cli("tfcompiler", "shape.tf", "-o", "/dev/stdout", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == api.compile(api.parse(SEED_EXAMPLE, "shape.tf")).text
+
+
 def test_a_failed_write_leaves_the_previous_file(tmp_path: Path) -> None:
     path = tmp_path / "w.txt"
     path.write_text("previous\n")

@@ -76,8 +76,9 @@ class OutputFile:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.name = os.fspath(path)
-        target = Path(os.path.realpath(self.name))  # through any symbolic links
-        self._direct = target.exists() and not target.is_file()
+        # a device or a pipe (also behind a link: /dev/stdout) is opened as it is named
+        self._direct = os.path.exists(self.name) and not os.path.isfile(self.name)
+        target = Path(self.name if self._direct else os.path.realpath(self.name))
         self._target = target
         self._tmp: str | None = None
         try:
