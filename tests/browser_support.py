@@ -155,9 +155,6 @@ def jupyter_lab(root: Path, state: Path, timeout: float = 60.0, app: str = "lab"
         "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}", "--ServerApp.allow_remote_access=False",
-        # which notebooks this user trusts: for the server's lifetime only (nothing written
-        # to the home folder; a notebook saved and reopened in one test stays trusted)
-        "--NotebookNotary.db_file=:memory:",
     ]
     if app == "lab":
         argv += [

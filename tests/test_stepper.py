@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from lab_sanitizer import sanitize, shown_text
 
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
@@ -400,7 +401,8 @@ def test_nothing_is_fetched_and_nothing_is_global() -> None:
     html = seed().stepper({"x": 1.5, "y": 0.2}).html
     page = Parsed(html)
     every = page.tags + Parsed(page.script("tf-step-ui")).tags
-    assert not [a for _, a in every if "src" in a or "href" in a]
+    fetched = [a.get("src") or a.get("href") for _, a in every if "src" in a or "href" in a]
+    assert fetched and all(url.startswith("data:image/png;base64,") for url in fetched)
     js = static_text("stepper.js")
     assert not re.search(r"https?:|//cdn|require\(|import\(|fetch\(|XMLHttpRequest", js)
     # the window only lends its key events (removed again when the stepper is gone)
@@ -413,15 +415,22 @@ def test_nothing_is_fetched_and_nothing_is_global() -> None:
 
 
 def test_without_scripts_and_styles_a_table_of_every_step_remains() -> None:
-    """What JupyterLab shows for an untrusted notebook: scripts, styles and inline SVG go."""
+    """What JupyterLab shows for an untrusted notebook (tests/lab_sanitizer.py: scripts,
+    styles and inline SVG go): the table of every step and the final graph as a picture."""
     run = explain(seed(), {"x": 1.5, "y": 0.2})
     html = seed().stepper({"x": 1.5, "y": 0.2}).html
-    text = " ".join(Parsed(html).text)
-    text = re.sub(r"\s+", " ", text)
+    untrusted = sanitize(html)
+    assert "tf-step-data" not in untrusted and "<svg" not in untrusted
+    text = re.sub(r"\s+", " ", shown_text(untrusted))
     assert "Run the cell, or trust the notebook" in text
-    for i, s in enumerate(run.steps, 1):
-        assert f"{i} {s.line} define {s.name} = " in text, s.name
-        assert s.caption in text and s.numbers in text
+    pictures = re.findall(r'<img [^>]*class="tf-step-png"[^>]*>', untrusted)
+    assert len(pictures) == 1 and 'src="data:image/png;base64,' in pictures[0]
+    at = 0
+    for i, s in enumerate(run.steps, 1):  # one row each, in order: step, line, code, value...
+        row = f"{i}{s.line}define {s.name} = "
+        assert text.find(row, at) > at, s.name
+        at = text.find(row, at)
+        assert text.find(s.value + s.caption + s.numbers, at) > at, s.name
     assert "Forward pass" in text and "Backward pass" in text
     assert "step ▶" not in text  # no controls where they could not work
 

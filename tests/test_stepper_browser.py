@@ -204,10 +204,16 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     assert len(table.locator("tr").all()) >= len(fan.steps)
     for step in fan.steps:
         assert step.caption in text, step.caption
+    picture = stored.locator("img.tf-step-png")  # the graph after the last step
+    expect(picture).to_be_visible()
+    assert picture.evaluate("img => img.complete && img.naturalWidth > 100")
     to_top(stored)
     shot_untrusted = shot(page, "stepper_lab_untrusted")
+    picture.evaluate("e => e.scrollIntoView({block: 'center'})")
+    time.sleep(0.2)
+    shot_picture = shot(page, "stepper_lab_untrusted_picture")
     assert not page_errors, page_errors
-    print(f"\nscreenshots: {shot_lab}\n             {shot_untrusted}")
+    print(f"\nscreenshots: {shot_lab}\n             {shot_untrusted}\n             {shot_picture}")
 
 
 def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:

@@ -30,16 +30,17 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .stepper import StepperRun
-from .views_code import MAX_LISTED, highlight_lines
+from .views_code import MAX_LISTED, _pane, _row, highlight_lines
 from .views_graph import (
     KIND_STYLES,
     MAX_NODES,
     GraphUnavailable,
     layout_graph,
     legend_html,
+    render_png,
     render_svg,
 )
-from .views_html import attrs, esc, static_text
+from .views_html import attrs, esc, png_img, static_text
 
 if TYPE_CHECKING:
     from .model import TenFlangModel
@@ -117,19 +118,21 @@ def _variables_table(run: StepperRun, sid: str, why: str) -> str:
 
 
 def _listing(run: StepperRun) -> str:
+    """The GCP as the other listings (a <pre> of numbered lines), each line with a slot for
+    the value it computed."""
     listed = run.gcp.lines[:MAX_LISTED]
     texts = [str(line.statement) for line in listed]
+    width = len(str(len(listed)))
     rows = []
     for number, (line, code) in enumerate(zip(listed, highlight_lines(texts), strict=True), 1):
         tags = attrs(cls="tf-line tf-step-line", data_tf_step_line=number,
                      data_tf_section=line.section)
-        rows.append(f'<div{tags}><span class="tf-ln">{number}</span><span>{code}</span>'
-                    '<span class="tf-step-val"></span></div>')
+        rows.append(_row(tags, number, width, code + '<span class="tf-step-val"></span>'))
     more = ""
     if len(run.gcp.lines) > MAX_LISTED:
         more = (f'<div class="tf-note">… {len(run.gcp.lines) - MAX_LISTED} more lines, not '
                 "stepped through.</div>")
-    return "".join(rows) + more
+    return _pane(rows, "tf-step-gcp") + more
 
 
 def _controls(n: int) -> str:
@@ -156,7 +159,7 @@ def _ui(model: TenFlangModel, run: StepperRun, graph: str) -> str:
     n = len(run.steps)
     caption = ('<div class="tf-step-caption" aria-live="polite">'
                '<div class="tf-step-what"></div><div class="tf-step-numbers"></div></div>')
-    listing = (f'<div class="tf-scroll tf-code tf-step-gcp">{_listing(run)}</div>')
+    listing = _listing(run)
     return (f'<div class="tf-step-live" tabindex="0">{_controls(n)}{caption}'
             f'<div class="tf-step-main"><div class="tf-step-graph"{_width(graph)}>{graph}</div>'
             f'<div class="tf-step-code"><h4>Gradient Computing Program '
@@ -186,6 +189,32 @@ def _static_table(run: StepperRun) -> str:
     if more > 0:
         rows.append(f'<tr><td colspan="5">… {more} more steps</td></tr>')
     return f'<table class="tf-table tf-step-table">{head}<tbody>{"".join(rows)}</tbody></table>'
+
+
+def final_labels(run: StepperRun) -> dict[str, tuple[str, str | None]]:
+    """Each variable's value and adjoint once every step has run."""
+    rows = {v: dict(r) for v, r in run.start.items()}
+    for s in run.steps:
+        for v, row, text in s.updates:
+            rows[v][row] = text
+    return {v: (r["value"], r.get("grad")) for v, r in rows.items()}
+
+
+def _picture(model: TenFlangModel, run: StepperRun, sid: str) -> str:
+    """The graph after the last step, as a PNG: what the static table shows beside it (a
+    sanitized output keeps images, not SVG)."""
+    layout = layout_graph(model.program, model.graph, f"{sid}p", values=final_labels(run))
+    layout.rankdir = "TB"
+    try:
+        if len(layout.nodes) > MAX_NODES:
+            return ""
+        png, width = render_png(layout)
+    except GraphUnavailable:
+        return ""
+    alt = (f"The data-flow graph of {run.name} after the last step: each node's value and "
+           f"its adjoint d/{run.loss}/d/v")
+    return (f"<div>After the last step, every value and adjoint d/{esc(run.loss)}/d/v:</div>"
+            + png_img(png, alt, width, "tf-step-png"))
 
 
 def _title(run: StepperRun) -> str:
@@ -218,7 +247,8 @@ def stepper_html(model: TenFlangModel, run: StepperRun, prefix: str) -> str:
             "graph.</i></div>")
     script = static_text("stepper.js").replace("__TF_STEPPER__", sid)
     return (f'<div class="tf-stepper" id="{sid}">{_title(run)}{skipped}'
-            f'<div class="tf-step-static">{note}{_static_table(run)}</div>'
+            f'<div class="tf-step-static">{note}{_static_table(run)}'
+            f"{_picture(model, run, sid)}</div>"
             f'<script type="text/x-tenflang-stepper" class="tf-step-ui">'
             f"{_ui(model, run, graph)}</script>"
             f'<script type="application/json" class="tf-step-data">{_json(data)}</script>'
