@@ -28,9 +28,12 @@ import numpy as np
 
 from ..core import api
 from ..core.backprop import Gcp
+from ..core.backprop_check import BackpropCheck
 from ..core.bindings import check_names, training_columns
+from ..core.cost import ModeComparison, compare_modes
 from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
+from ..core.forward import ForwardProgram
 from ..core.gradcheck import GradRow, check_gradients
 from ..core.graph import DataFlowGraph
 from ..core.lexical import GIVEN_KINDS, adjoint_name
@@ -44,7 +47,7 @@ from .views_html import Rendered
 if TYPE_CHECKING:
     from .panel import TrainingPanel
 
-__all__ = ["Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
+__all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
 
 def as_examples(data: Any, program: Program | None = None) -> DataTable:
@@ -119,6 +122,48 @@ class GradCheck(list):  # type: ignore[type-arg]
         printer.text(repr(self))
 
 
+class CheckReport(BackpropCheck):
+    """A checked backward pass (see ``core.backprop_check.BackpropCheck``: ``ok``,
+    ``first_wrong_line``, ``lines``, ``adjoints``, ``report()``) that displays as HTML."""
+
+    @classmethod
+    def of(cls, result: BackpropCheck) -> CheckReport:
+        return cls(**{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.report(), "text/html": views.backprop_check_html(self)}
+
+    def _repr_html_(self) -> str:
+        return views.backprop_check_html(self)
+
+    def __repr__(self) -> str:
+        return self.report()
+
+
+class Cost(ModeComparison):
+    """What one gradient costs in forward mode and in reverse mode (``model.cost()``).
+
+    Attributes: ``forward`` and ``reverse`` (each with ``sweeps``, ``lines``,
+    ``pass_lines``, ``values_kept``, ``seconds``), ``components``, ``examples``,
+    ``synthetic``, ``line_ratio``, ``time_ratio``. Displays as a plain table; its text omits
+    the times, which vary between machines and runs.
+    """
+
+    @classmethod
+    def of(cls, comparison: ModeComparison) -> Cost:
+        return cls(**{f.name: getattr(comparison, f.name)
+                      for f in dataclasses.fields(comparison)})
+
+    def _repr_html_(self) -> str:
+        return views.cost_html(self)
+
+    def __repr__(self) -> str:
+        f, r = self.forward, self.reverse
+        return (f"<TenFlang cost of one gradient: forward mode {f.sweeps:,} "
+                f"sweep{'s' * (f.sweeps != 1)}, {f.lines:,} lines; reverse mode "
+                f"{r.sweeps:,} sweep, {r.lines:,} lines>")
+
+
 class TenFlangModel:
     """A TenFlang program ready to look at, train and evaluate.
 
@@ -126,7 +171,7 @@ class TenFlangModel:
     (``DataFlowGraph``), ``compiled`` (the pruned ``Gcp``; None without a loss), ``settings``
     (the ``TrainSettings`` training starts from), ``weights`` (name -> value), ``history``
     (training ``Record`` list), ``result`` (last ``TrainResult``), ``data`` (the last
-    training data), ``panel`` (last training panel).
+    training data), ``panel`` (last training panel), ``costs`` (the last :meth:`cost`).
     """
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
@@ -141,6 +186,8 @@ class TenFlangModel:
         self._full: Gcp | None = None
         self._gcp_program: Program | None = None
         self._full_program: Program | None = None
+        self._forward: ForwardProgram | None = None
+        self.costs: Cost | None = None
         self.weights: Weights = initial_weights(
             {w: self.program.shapes[w] for w in self.program.names("weight")},
             self.settings.init, self.settings.seed)
@@ -182,6 +229,15 @@ class TenFlangModel:
     @property
     def gcp_full(self) -> str:
         return self.compiled_full.text
+
+    @property
+    def compiled_forward(self) -> ForwardProgram:
+        """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
+        by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
+        if self._forward is None:
+            self._need_gcp()
+            self._forward = api.compile_forward(self.program)
+        return self._forward
 
     @property
     def gcp_program(self) -> Program:
@@ -396,6 +452,49 @@ class TenFlangModel:
             self.program, self.gcp_program, gcp.loss, columns, len(table), self.weights,
             eps=eps, rtol=rtol, atol=atol, max_components=max_components)
         return GradCheck(rows, eps, rtol, skipped)
+
+    def check_backprop(self, text: str, *, require: Any = None, draws: int = 5,
+                       seed: int = 0) -> CheckReport:
+        """Check backward lines written by hand (``d/L/d/v`` definitions and any helpers)
+        against this model's GCP on ``draws`` random draws of the inputs and weights.
+
+        ``require``: the adjoints that must be written for ``.ok`` (``d/L/d/w`` or ``w``;
+        default: all the weights' gradients need). The result has ``.ok``,
+        ``.first_wrong_line`` (1-based in ``text``; None when all is right), ``.lines``,
+        ``.adjoints``, ``.report()``, and displays as HTML.
+
+        >>> sq = TenFlangModel("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n", "sq")
+        >>> r = sq.check_backprop("define d/L/d/w = w")
+        >>> r.ok, r.first_wrong_line
+        (False, 1)
+        """
+        self._need_gcp()
+        result = api.check_backprop(self.program, text, require=require, draws=draws,
+                                    seed=seed, name=self.name)
+        return CheckReport.of(result)
+
+
+    def cost(self, data: Any = None, *, examples: int = 100, budget: float = 0.2) -> Cost:
+        """What one gradient costs in forward mode and in reverse mode: sweeps, lines
+        executed, numbers kept in memory (counted), and the time per gradient (measured by
+        running both programs, ``budget`` seconds each at least, on the same ``examples``
+        examples: from ``data``, else the training data, else random values). Displays as
+        a table; the numbers are attributes. Also kept as ``costs`` (the ``cost`` view).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> c = TenFlangModel(SEED_EXAMPLE).cost(examples=4, budget=0.0)
+        >>> c.forward.sweeps, c.reverse.sweeps, c.forward.lines, c.reverse.lines
+        (1, 1, 9, 10)
+        """
+        gcp = self._need_gcp()
+        if not self.weights:
+            raise TenFlangError.at(f"'{self.name}' has no weights: there is no gradient to "
+                                   "cost", file=self.program.file)
+        table = self.data if data is None else as_examples(data, self.program)
+        comparison = compare_modes(self.program, table, self.weights, examples=examples,
+                                   budget=budget, forward=self.compiled_forward, gcp=gcp)
+        self.costs = Cost.of(comparison)
+        return self.costs
 
     # ------------------------------------------------------------------ display
 
