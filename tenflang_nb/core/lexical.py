@@ -149,7 +149,8 @@ def adjoint_name(of: str, wrt: str) -> str:
     return f"d/{of}/d/{wrt}"
 
 
-_DERIVATIVE_RE = re.compile(rf"d/({_PLAIN})/d/({_PLAIN})")
+# a derivative d/<of>/d/<wrt>, or one of the temporaries d/<of>/d/<wrt>:<k> made on its way
+_DERIVATIVE_RE = re.compile(rf"d/({_PLAIN})/d/({_PLAIN})(?::([0-9]+))?")
 
 
 def derivative_parts(name: str) -> tuple[str, str] | None:
@@ -159,8 +160,8 @@ def derivative_parts(name: str) -> tuple[str, str] | None:
     >>> derivative_parts("d/L/d/w"), derivative_parts("d/L/d/w:0"), derivative_parts("w")
     (('L', 'w'), None, None)
     """
-    match = _DERIVATIVE_RE.fullmatch(name)
-    return (match.group(1), match.group(2)) if match else None
+    parts = split_derivative(name)
+    return (parts[0], parts[1]) if parts is not None and parts[2] is None else None
 
 
 def temp_name(base: str, k: int) -> str:
@@ -170,9 +171,6 @@ def temp_name(base: str, k: int) -> str:
     'd/o/d/z:0'
     """
     return f"{base}:{k}"
-
-
-_DERIVATIVE_RE = re.compile(rf"d/({_PLAIN})/d/({_PLAIN})(?::([0-9]+))?")
 
 
 def split_derivative(name: str) -> tuple[str, str, int | None] | None:
