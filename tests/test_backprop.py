@@ -391,3 +391,38 @@ def test_wide_fanout_of_one_weight() -> None:
     adjoint = [line for line in gcp.text.splitlines()
                if re.match(r"define d/L/d/w(:\d+)? = ", line)]
     assert len(adjoint) >= 2  # the sum is spelled out, not one term
+
+
+# ------------------------------------------------------------------------ what notebook 02 says
+
+FAN = program_text(
+    "declare input x", "declare exp_output y", "declare weight w", "declare intvar a",
+    "declare intvar b", "declare intvar c", "declare output o", "declare intvar e",
+    "declare loss L", "", "define a = mul w x", "define b = logistic a", "define c = tanh a",
+    "define o = add b c", "define e = sub o y", "define L = mul e e")
+
+
+def test_notebook_02_answers_are_what_the_gcp_does() -> None:
+    """Exercise 2: add -> mul on line 14 changes only lines derived from line 14 (its forward
+    copy, its block's comment, its two local partials). Exercise 3: a third and fourth use of
+    a (d = mul a a) give d/L/d/a three terms, the two uses in mul a a summed in d/d/d/a."""
+    before = api.compile(parse(FAN, "fan.tf"))
+    after = api.compile(parse(FAN.replace("define o = add b c", "define o = mul b c"), "fan.tf"))
+    assert len(before.lines) == len(after.lines)
+    changed = [(i, str(b.statement), str(a.statement))
+               for i, (b, a) in enumerate(zip(before.lines, after.lines, strict=True), 1)
+               if str(b.statement) != str(a.statement)]
+    assert {after.lines[i - 1].origin for i, _, _ in changed} == {14}
+    assert [new for _, _, new in changed] == [
+        "define o = mul b c", "# line 14: define o = mul b c", "define d/o/d/b = c",
+        "define d/o/d/c = b"]
+    three = FAN.replace("declare loss L", "declare intvar d\ndeclare intvar q\ndeclare loss L") \
+        .replace("define o = add b c",
+                 "define d = mul a a\ndefine q = add b d\ndefine o = add q c")
+    text = api.compile(parse(three, "fan.tf")).text
+    terms = re.findall(r"define d/L/d/a:\d+ = mul (\S+) (\S+)", text)
+    assert terms == [("d/L/d/c", "d/c/d/a"), ("d/L/d/d", "d/d/d/a"), ("d/L/d/b", "d/b/d/a")]
+    assert "define d/d/d/a = add a a" in text
+    assert "define d/L/d/a:2 = add d/L/d/a:0 d/L/d/a:1" in text
+    assert "define d/L/d/a = add d/L/d/a:2 d/L/d/a:3" in text
+

@@ -234,7 +234,9 @@ def _stored_html(notebook: str) -> list[str]:
 
 
 def _count(htmls: list[str], cls: str) -> int:
-    return sum(len(re.findall(rf'class="[^"]*\b{re.escape(cls)}\b|class=\'{cls}\'', h))
+    # not inside scripts: the stepper's interactive markup waits there as inert text
+    return sum(len(re.findall(rf'class="[^"]*\b{re.escape(cls)}\b|class=\'{cls}\'',
+                              re.sub(r"(?s)<script\b.*?</script>", "", h)))
                for h in htmls)
 
 

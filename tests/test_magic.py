@@ -75,8 +75,8 @@ def test_help_lists_every_option(ip: Any) -> None:
         ip.run_cell("%%tenflang?")
     text = cap.stdout
     assert "%%tenflang [--show VIEWS]" in text
-    for option in ("--show", "--full", "--train", "--lr", "--tol", "--max-iter", "--init",
-                   "--seed", "--no-live"):
+    for option in ("--show", "--full", "--example", "--train", "--lr", "--tol", "--max-iter",
+                   "--init", "--seed", "--no-live"):
         assert option in text
     assert "graph, order, gcp, expanded" in text
 
@@ -144,6 +144,8 @@ def test_warnings_are_shown(ip: Any) -> None:
     ("net --show graf", "unknown view 'graf'"),
     ("net --train nowhere", "no variable named 'nowhere'"),
     ("net --train {data}", "no variable named '{data}'"),  # the line is not var-expanded
+    ("net --show step --example nowhere", "--example nowhere: give a record"),
+    ('net --show step --example "{x: 1.5, y: }"', "--example: expected a value for 'y'"),
 ])
 def test_bad_options_are_usage_errors_and_bind_nothing(ip: Any, line: str, message: str) -> None:
     ip.user_ns["data"] = DATA
@@ -232,6 +234,30 @@ def test_train_from_a_file_and_show_values(ip: Any) -> None:
     assert plain(cap)[-1] == "<TenFlang views of 'net': values>"
     caption = "Values and gradients d/lambda/d/v on training example 0: {x: 2.8031, y: 1.0434}"
     assert caption in html(cap) and html(cap).count(">grad ") == 7
+
+
+def test_show_step_on_an_example(ip: Any) -> None:
+    _, cap = run(ip, 'net --show step --example "{x: 1.5, y: 0.2}"', SEED_EXAMPLE)
+    assert plain(cap) == ["<TenFlang views of 'net': step>"]
+    assert html(cap).count('class="tf-stepper"') == 1
+    assert "on the example <code>{x: 1.5, y: 0.2}</code>, weights w = 0" in html(cap)
+    # a variable holding the example, beside another view that runs on it
+    ip.user_ns["one"] = {"x": -1.0, "y": 0.9}
+    _, cap = run(ip, "net --show step,values --example one", SEED_EXAMPLE)
+    assert "{x: -1, y: 0.9}" in html(cap) and "Values and gradients" in html(cap)
+    # no example and no data: a note saying how to get one, no error
+    result, cap = run(ip, "net --show step", SEED_EXAMPLE)
+    assert result.success and "--example" in html(cap) and "tf-step-data" not in html(cap)
+
+
+def test_show_step_after_training_on_an_example_by_index(ip: Any) -> None:
+    pytest.importorskip("tenflang_nb.notebook.panel")
+    ip.user_ns["data"] = DATA
+    _, cap = run(ip, "net --show step --train data --no-live --max-iter 3 --example 2",
+                 SEED_EXAMPLE)
+    assert plain(cap)[-1] == "<TenFlang views of 'net': step>"
+    w = ip.user_ns["net"].weights["w"]
+    assert f"on the example <code>{{x: 2, y: 0.95}}</code>, weights w = {w:.4g}" in html(cap)
 
 
 def test_train_with_bad_data_shows_the_error_and_keeps_the_model(ip: Any) -> None:

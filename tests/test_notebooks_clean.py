@@ -135,3 +135,13 @@ def test_sanitizer_file() -> None:
     png = "<img src='data:image/png;base64,iVBORw0KGgo+/AAA='/>"
     assert sanitize(png) == sanitize("<img src='data:image/png;base64,QUJD'/>")
     assert sanitize("w = 1.697") == "w = 1.697", "numbers that matter must survive"
+    # the embedded stylesheet and scripts are the package's, not the cell's: a stored output
+    # stays equal when they change; the stepper's steps (a script with a type) still count
+    from tenflang_nb.notebook.views_html import page, static_text
+
+    old = page("<b>x</b>", "tfnb0123456789")
+    new = old.replace(static_text("tenflang.css"), "/* TenFlang notebook views. */ p {}") \
+        .replace("(function (root) {", "(function (root) { var changed;")
+    assert old != new and sanitize(old) == sanitize(new)
+    data = '<script type="application/json" class="tf-step-data">{"v": "%s"}</script>'
+    assert sanitize(data % "0.25") != sanitize(data % "0.5")

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 from browser_support import CHROMIUM_FLAGS, chromium_path
 from docs_support import REPO, TOUR, SiteBuild, site_tools
+from stepper_support import back_to_step, shown, step_through, tutorial_run
 
 pytestmark = pytest.mark.browser
 
@@ -39,6 +40,10 @@ except ImportError:  # pragma: no cover - CI installs the [browser] extra
 ARTIFACTS = REPO / "test-artifacts"
 # schemes a page may load from: its own files, and what its scripts make in memory
 LOCAL = ("file:", "data:", "blob:", "about:")
+BACKPROP = "notebooks/02_backprop_by_hand"
+# is the element inside its scrolling pane's visible box?
+IN_PANE_JS = """(e) => { const p = e.closest('.tf-scroll').getBoundingClientRect(),
+    r = e.getBoundingClientRect(); return r.top >= p.top - 1 && r.bottom <= p.bottom + 1; }"""
 # (top, left, height) of each element matching a selector inside one element
 BOXES_JS = """(root, selector) => [...root.querySelectorAll(selector)].map(e => {
     const b = e.getBoundingClientRect(); return [b.top, b.left, b.height]; })"""
@@ -223,3 +228,57 @@ def test_every_page_loads_cleanly_from_files(built: SiteBuild, browser: BrowserC
     shot = save_screenshot(guide.page, "site_guide_operators")
     guide.assert_clean()
     print(f"\n{len(docnames)} pages loaded from files; screenshot: {shot}")
+
+
+def test_hover_brings_the_backward_block_into_view(built: SiteBuild, browser: BrowserContext
+                                                   ) -> None:
+    """A shape line lights its forward copy near the top of the GCP and its backward block far
+    below; hovering must show the block (what the line became), not only the copy."""
+    view = open_site_page(browser, built, BACKPROP)
+    page = view.page
+    shape_line = page.locator(".tf-shape-line", has_text="define c = tanh a")
+    root = page.locator(".tf-root").filter(has=shape_line).first
+    gcp_pane = root.locator(".tf-sbs .tf-gcp")
+    line11 = root.locator(".tf-shape-line[data-tf-line='11']")  # define a = mul w x
+    _scroll_to(root.locator(".tf-sbs"))
+    line11.hover()
+    lit = gcp_pane.locator(".tf-gcp-line.tf-hl")
+    expect(lit.first).to_be_visible()
+    block = gcp_pane.locator(".tf-gcp-line.tf-hl[data-tf-section='backward']")
+    assert block.count() == 9, block.count()  # the comment and the lines of d/L/d/a, d/a/d/w
+    for i in range(block.count()):
+        assert block.nth(i).evaluate(IN_PANE_JS), f"backward line {i} is out of the pane's view"
+    height = gcp_pane.evaluate("p => p.clientHeight / p.querySelector('.tf-line').offsetHeight")
+    assert height >= 30, f"the GCP pane shows only {height:.0f} lines"
+    shot = save_screenshot(page, "site_hover_backward_block")
+    view.assert_clean()
+    print(f"\nscreenshot: {shot}")
+
+
+def test_stepper_on_the_website(built: SiteBuild, browser: BrowserContext) -> None:
+    """Notebook 02's stepper, from its stored output: the fan program's forward and backward
+    pass, buttons, keys, slider, play/pause; a's two contributions arrive and add up."""
+    run = tutorial_run()
+    view = open_site_page(browser, built, BACKPROP)
+    page = view.page
+    stepper = page.locator(".tf-stepper").first
+    expect(stepper.locator(".tf-step-live")).to_be_visible()
+    expect(stepper.locator(".tf-step-static")).to_be_hidden()
+    _scroll_to(stepper)
+    step_through(page, stepper, run)
+    names = [s.name for s in run.steps]
+    back_to_step(stepper, run, names.index("d/L/d/a:1") + 1)
+    assert shown(stepper)["labels"]["a"][1] == "grad 0.8554 + 0.4989"
+    _scroll_to(stepper)
+    shot_light = save_screenshot(page, "site_stepper_fan_out")
+    stepper.locator(".tf-step-next").click()
+    assert shown(stepper)["labels"]["a"][1] == "grad 1.354"
+    view.assert_clean()
+
+    dark = open_site_page(browser, built, BACKPROP, dark=True)
+    dark_stepper = dark.page.locator(".tf-stepper").first
+    back_to_step(dark_stepper, run, names.index("d/L/d/a") + 1)
+    _scroll_to(dark_stepper)
+    shot_dark = save_screenshot(dark.page, "site_stepper_dark")
+    dark.assert_clean()
+    print(f"\nscreenshots: {shot_light}\n             {shot_dark}")

@@ -22,7 +22,7 @@ from tenflang_nb.notebook import views_graph
 from tenflang_nb.notebook.model import TenFlangModel
 from tenflang_nb.notebook.panel import TrainingPanel, stop_live_runs
 from tenflang_nb.notebook.views_diag import error_view
-from tenflang_nb.notebook.views_html import _static
+from tenflang_nb.notebook.views_html import static_text as _static
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 XOR = (EXAMPLES / "xor" / "shape.tf").read_text()

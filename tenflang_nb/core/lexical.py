@@ -48,6 +48,7 @@ __all__ = [
     "is_number",
     "normalize_text",
     "parse_shape",
+    "split_derivative",
     "split_lines",
     "split_tokens",
     "temp_name",
@@ -148,7 +149,8 @@ def adjoint_name(of: str, wrt: str) -> str:
     return f"d/{of}/d/{wrt}"
 
 
-_DERIVATIVE_RE = re.compile(rf"d/({_PLAIN})/d/({_PLAIN})")
+# a derivative d/<of>/d/<wrt>, or one of the temporaries d/<of>/d/<wrt>:<k> made on its way
+_DERIVATIVE_RE = re.compile(rf"d/({_PLAIN})/d/({_PLAIN})(?::([0-9]+))?")
 
 
 def derivative_parts(name: str) -> tuple[str, str] | None:
@@ -158,8 +160,8 @@ def derivative_parts(name: str) -> tuple[str, str] | None:
     >>> derivative_parts("d/L/d/w"), derivative_parts("d/L/d/w:0"), derivative_parts("w")
     (('L', 'w'), None, None)
     """
-    match = _DERIVATIVE_RE.fullmatch(name)
-    return (match.group(1), match.group(2)) if match else None
+    parts = split_derivative(name)
+    return (parts[0], parts[1]) if parts is not None and parts[2] is None else None
 
 
 def temp_name(base: str, k: int) -> str:
@@ -169,6 +171,19 @@ def temp_name(base: str, k: int) -> str:
     'd/o/d/z:0'
     """
     return f"{base}:{k}"
+
+
+def split_derivative(name: str) -> tuple[str, str, int | None] | None:
+    """``d/<of>/d/<wrt>[:<k>]`` -> ``(of, wrt, k)`` (``k`` None for the derivative itself,
+    the temporary's number otherwise); None for any other name.
+
+    >>> split_derivative("d/o/d/z:0"), split_derivative("d/L/d/w.1"), split_derivative("z")
+    (('o', 'z', 0), ('L', 'w.1', None), None)
+    """
+    m = _DERIVATIVE_RE.fullmatch(name)
+    if m is None:
+        return None
+    return m.group(1), m.group(2), None if m.group(3) is None else int(m.group(3))
 
 
 # ------------------------------------------------------------------------------ numbers

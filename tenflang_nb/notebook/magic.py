@@ -23,6 +23,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from ..core.backprop_check import BackpropCheck
+from ..core.datafiles import parse_data
 from ..core.errors import TenFlangError
 from ..core.settings import SETTINGS, TrainSettings
 from .loop import kernel_loop_running
@@ -68,6 +69,10 @@ class TenFlangMagics(Magics):
                    + "; ".join(describe_views().splitlines()) + ".")
     @argument("--full", action="store_true",
               help="show the full GCP (every adjoint d/L/d/v) instead of the pruned one.")
+    @argument("--example", metavar="EXAMPLE",
+              help="the example the values and step views run on: a record such as "
+                   "\"{x: 1.5, y: 0.2}\" (quoted), a variable holding a dict, or an index "
+                   "into the --train data (default: its first example).")
     @argument("--train", metavar="DATA",
               help="train on DATA: a variable (dict of arrays, DataFrame, list of dicts) or "
                    "a data file path; shows the training panel.")
@@ -99,6 +104,7 @@ class TenFlangMagics(Magics):
         if name is not None and not _bindable(name):
             raise UsageError(f"{name!r} is not a valid Python name to bind the model to")
         data = self._training_data(args.train) if args.train else None
+        example = self._example(args.example) if args.example is not None else None
 
         try:
             model = TenFlangModel(cell, name or "cell", settings)
@@ -113,11 +119,26 @@ class TenFlangMagics(Magics):
         after = [v for v in which if VIEWS[v].needs_training] if data is not None else []
         before = [v for v in which if v not in after]
         if before:
-            display(program_view(model, before, full=args.full))
+            display(program_view(model, before, full=args.full, example=example))
         if data is not None:
             trained = self._train(model, data, args)
             if trained and after:
-                display(program_view(model, after, full=args.full))
+                display(program_view(model, after, full=args.full, example=example))
+
+    def _example(self, spec: str) -> Any:
+        """``--example``: a record in braces, a variable, or an index into the data."""
+        text = spec.strip().strip("'\"").strip()
+        if text.startswith("{"):
+            try:
+                return parse_data(text, "--example", format="brace")
+            except TenFlangError as err:
+                raise UsageError(f"--example: {err.diagnostics[0].message}") from None
+        if text in self.shell.user_ns:
+            return self.shell.user_ns[text]
+        if text.lstrip("-").isdigit():
+            return int(text)
+        raise UsageError(f"--example {spec}: give a record such as \"{{x: 1.5, y: 0.2}}\", "
+                         "a variable holding one, or an index into the training data")
 
     @no_var_expand
     @magic_arguments(name="%tenflang_check")

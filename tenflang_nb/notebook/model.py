@@ -408,6 +408,21 @@ class TenFlangModel:
         with np.errstate(all="ignore"):
             return trace(program, {**data, **self.weights})
 
+    def stepper(self, example: Any = None) -> Rendered:
+        """Step through the GCP on one example, a line at a time: the graph and the GCP
+        listing with a control bar (first, back, step, end, play/pause, a slider, the arrow
+        keys); each value and adjoint appears on its node, a caption says what each line
+        computes. Self-contained HTML: it needs no kernel once displayed.
+
+        ``example``: as for :meth:`values` (an index into the training data, default 0, or
+        the example itself).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.0, "y": 0.5})
+        <TenFlang stepper of 'net' on {x: 1, y: 0.5}: 12 steps>
+        """
+        return views.stepper_view(self, example)
+
     def show_values(self, example: Any = None) -> Rendered:
         """The graph with each node's value and gradient ``d/L/d/v`` on one example.
 

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 from ..core.datafiles import format_record
 from ..core.errors import TenFlangError
 from ..core.program import Program
+from .stepper import explain
 from .views_check import backprop_check_html
 from .views_code import listing_expanded, side_by_side
 from .views_diag import error_view
 from .views_graph import graph_html, layout_graph, order_html
 from .views_html import Rendered, esc, new_prefix, page
+from .views_stepper import stepper_html
 from .views_tables import (
     fmt_rel_error,
     fmt_short,
@@ -44,7 +46,7 @@ __all__ = [
     "VIEWS", "View", "ViewOptions", "backprop_check_html", "cost_html", "default_views",
     "describe_views", "dot_source", "evaluation_html", "evaluation_text", "fmt_seconds",
     "gradcheck_html", "gradcheck_text", "model_html", "parse_views", "program_view",
-    "training_summary", "values_view",
+    "stepper_view", "training_summary", "values_view",
 ]
 
 
@@ -116,6 +118,20 @@ def _render_values(model: TenFlangModel, o: ViewOptions) -> str:
         return error_view(err, model.source).html
 
 
+def _render_step(model: TenFlangModel, o: ViewOptions) -> str:
+    if model.compiled is None:
+        return ('<div class="tf-note">No stepper: the program declares no loss, so it has no '
+                "GCP to step through.</div>")
+    if model.data is None and o.example is None:
+        return ('<div class="tf-note">The stepper runs the GCP on one example: train first '
+                "(<code>--train DATA</code>), give one (<code>--example \"{x: 1, y: 0.5}\""
+                "</code>), or call <code>NAME.stepper(example)</code>.</div>")
+    try:
+        return stepper_html(model, explain(model, o.example), o.prefix)
+    except TenFlangError as err:
+        return error_view(err, model.source).html
+
+
 def _render_cost(model: TenFlangModel, o: ViewOptions) -> str:
     if model.compiled is None or not model.weights:
         what = "declares no loss" if model.compiled is None else "has no weights"
@@ -137,6 +153,8 @@ VIEWS: dict[str, View] = {v.name: v for v in (
          "expanded"),
     View("values", _render_values, "the graph with each node's value and gradient on one "
          "training example", in_all=False, needs_training=True),
+    View("step", _render_step, "the GCP run on one example a line at a time, on the graph: "
+         "the forward pass, then the backward pass", in_all=False, needs_training=True),
     # not in all: it runs both programs to time them (seconds for a big model), and the
     # times it shows differ from run to run
     View("cost", _render_cost, "forward mode against reverse mode (backprop): sweeps, lines "
@@ -215,6 +233,15 @@ def values_view(model: TenFlangModel, example: Any = None) -> Rendered:
     prefix = new_prefix(model.source + record)
     body = _values_body(model, example, prefix)
     return Rendered(page(body, prefix), f"<TenFlang values of '{model.name}' on {record}>")
+
+
+def stepper_view(model: TenFlangModel, example: Any = None) -> Rendered:
+    """The stepper: the GCP run on one example, a line at a time (see ``views_stepper``)."""
+    run = explain(model, example)
+    prefix = new_prefix(model.source + run.example + run.weights)
+    return Rendered(page(stepper_html(model, run, prefix), prefix, interactive=False),
+                    f"<TenFlang stepper of '{model.name}' on {run.example}: "
+                    f"{len(run.steps)} steps>")
 
 
 # ------------------------------------------------------------------------------- the rest

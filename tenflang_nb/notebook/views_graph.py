@@ -83,13 +83,14 @@ class GraphLayout:
     clusters: dict[str, list[str]] = field(default_factory=dict)  # base -> node keys
     collapsed: dict[str, int] = field(default_factory=dict)  # base -> component count
     prefix: str = ""
+    rankdir: str = "LR"  # Graphviz's: LR (data flows right) or TB (down, beside a listing)
 
     def dot(self) -> Any:
         """A ``graphviz.Digraph`` of this layout (the package only writes DOT text)."""
         import graphviz
 
         g = graphviz.Digraph(graph_attr={
-            "rankdir": "LR", "bgcolor": "transparent", "nodesep": "0.25", "ranksep": "0.35",
+            "rankdir": self.rankdir, "bgcolor": "transparent", "nodesep": "0.25", "ranksep": "0.35",
             "id": f"{self.prefix}_graph", "fontname": "Helvetica", "fontsize": "10"})
         g.attr("node", fontname="Helvetica", fontsize="11", style="filled",
                margin="0.08,0.04", height="0.3")

@@ -28,7 +28,7 @@ from importlib import resources
 from typing import Any
 
 __all__ = ["Rendered", "attrs", "esc", "new_prefix", "page", "plain_only", "png_img",
-           "styled_only"]
+           "static_text", "styled_only"]
 
 _counter = itertools.count(1)
 # a view's colours, set on its root element (also by tenflang.css, for the trusted output)
@@ -104,7 +104,8 @@ def png_img(png: bytes, alt: str, width: int | None = None, cls: str = "") -> st
 
 
 @cache
-def _static(name: str) -> str:
+def static_text(name: str) -> str:
+    """A file of ``notebook/static/`` (the CSS and the scripts every output embeds)."""
     return resources.files("tenflang_nb.notebook").joinpath("static", name).read_text("utf-8")
 
 
@@ -116,11 +117,11 @@ def page(body: str, prefix: str, *, interactive: bool = True) -> str:
     """
     script = ""
     if interactive:
-        script = "<script>" + _static("hover.js").replace("__TF_PREFIX__", prefix) + "</script>"
+        script = "<script>" + static_text("hover.js").replace("__TF_PREFIX__", prefix) + "</script>"
     # the card's colours also inline: in a sanitized output under a dark theme, the
     # highlighted code's inline colours must still sit on white
     return (f'<div class="tf-root" id="{prefix}" data-tf-prefix="{prefix}" '
-            f'style="{CARD_STYLE}"><style>{_static("tenflang.css")}</style>{body}{script}</div>')
+            f'style="{CARD_STYLE}"><style>{static_text("tenflang.css")}</style>{body}{script}</div>')
 
 
 class Rendered:

@@ -34,15 +34,25 @@
     return sels;
   }
   function reveal(source) {
-    /* scroll each code pane (not the page) so its first lit line is in view */
+    /* scroll each code pane (not the page) so its lit lines are in view. A shape line lights
+       its forward copy near the top of the GCP and its backward block far below: when both
+       do not fit, the backward block (what the line became) is the one brought into view. */
     root.querySelectorAll(".tf-scroll").forEach(function (pane) {
       if (pane.contains(source)) { return; }
-      var first = pane.querySelector(".tf-hl");
-      if (!first) { return; }
-      var top = first.offsetTop - pane.offsetTop;
-      if (top < pane.scrollTop || top > pane.scrollTop + pane.clientHeight - 20) {
-        pane.scrollTop = Math.max(0, top - 40);
+      var shown = pane.querySelectorAll(".tf-hl");
+      if (shown.length === 0) { return; }
+      var box = pane.getBoundingClientRect();
+      function top(el) { return el.getBoundingClientRect().top - box.top + pane.scrollTop; }
+      function bottom(el) { return top(el) + el.getBoundingClientRect().height; }
+      var from = top(shown[0]);
+      var to = bottom(shown[shown.length - 1]);
+      var block = pane.querySelector('.tf-hl[data-tf-section="backward"]');
+      if (to - from > pane.clientHeight - 40 && block) {
+        from = top(block);
       }
+      var visible = from >= pane.scrollTop && Math.min(to, from + pane.clientHeight - 40) <=
+        pane.scrollTop + pane.clientHeight;
+      if (!visible) { pane.scrollTop = Math.max(0, from - 40); }
     });
   }
   root.addEventListener("mouseover", function (event) {

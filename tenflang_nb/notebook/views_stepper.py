@@ -1,0 +1,255 @@
+"""The stepper's HTML: the data-flow graph and the GCP listing under a control bar, driven by
+``static/stepper.js`` from data embedded in the output (no kernel, no network), and a static
+table of every step for wherever scripts do not run.
+
+One stepper is one ``.tf-stepper`` element holding:
+
+* ``.tf-step-static``: every step as a table (GCP line, code, value, what it computes) and a
+  note. It is what a saved, untrusted notebook shows: JupyterLab strips scripts, styles and
+  inline SVG from untrusted HTML, and this table reads correctly without them;
+* ``<script type="text/x-tenflang-stepper" class="tf-step-ui">``: the interactive markup
+  (graph, listing, controls) as inert text, so that nothing of it shows where scripts do not
+  run; the script inserts it and hides the table;
+* ``<script type="application/json" class="tf-step-data">``: the steps (see ``stepper.py``);
+* the script itself, which finds its own ``.tf-stepper`` and touches nothing outside it, so
+  two steppers on a page never interfere.
+
+>>> from tenflang_nb.core.examples import SEED_EXAMPLE
+>>> from tenflang_nb.notebook.model import TenFlangModel
+>>> from tenflang_nb.notebook.stepper import explain
+>>> net = TenFlangModel(SEED_EXAMPLE, "net")
+>>> html = stepper_html(net, explain(net, {"x": 1.0, "y": 0.5}), "tfnbdoc")
+>>> html.count('class="tf-step-row"'), 'id="tfnbdocs"' in html
+(12, True)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from .stepper import StepperRun
+from .views_code import MAX_LISTED, _pane, _row, highlight_lines
+from .views_graph import (
+    KIND_STYLES,
+    MAX_NODES,
+    GraphUnavailable,
+    layout_graph,
+    legend_html,
+    render_png,
+    render_svg,
+)
+from .views_html import attrs, esc, png_img, static_text
+
+if TYPE_CHECKING:
+    from .model import TenFlangModel
+
+__all__ = ["MAX_TABLE_ROWS", "stepper_html"]
+
+MAX_TABLE_ROWS = 400  # steps in the static table; the interactive stepper has them all
+SPEEDS = (0.5, 1, 2, 4, 8)  # lines per second when playing
+DEFAULT_SPEED = 1
+_SLOT_RE = re.compile(r"<text ([^>]*)>(value|grad) ")
+
+
+def _json(data: Any) -> str:
+    # inside <script>: '<', '>' and '&' escaped, so no '</script>' can end it early
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _graph(model: TenFlangModel, run: StepperRun, sid: str
+           ) -> tuple[str, dict[str, str], dict[tuple[str, str], str]]:
+    """The graph (SVG, or a table of variables without Graphviz), each variable's element
+    id, and each edge's (operand, consumer) -> element id."""
+    values = {v: (rows["value"], rows.get("grad")) for v, rows in run.widest.items()}
+    layout = layout_graph(model.program, model.graph, sid, values=values)
+    layout.rankdir = "TB"  # tall and narrow, beside the listing
+    key_of = {name: n.key for n in layout.nodes for name in n.names}
+    edge_of: dict[tuple[str, str], str] = {}
+    for i, (tail, head, _) in enumerate(layout.edges):
+        edge_of[(tail, head)] = f"{sid}_e{i}"
+    edges = {(m, p): edge_of[(key_of[m], key_of[p])] for m, p in model.graph.edges()
+             if (key_of[m], key_of[p]) in edge_of}
+    drawn = {n.kind for n in layout.nodes}
+    legend = legend_html([k for k in KIND_STYLES if k in drawn])
+    try:
+        if len(layout.nodes) > MAX_NODES:
+            raise GraphUnavailable(f"{len(layout.nodes)} nodes are too many to draw legibly")
+        svg = render_svg(layout)
+    except GraphUnavailable as why:
+        return _variables_table(run, sid, str(why)), {v: f"{sid}_v{i}" for i, v in
+                                                     enumerate(run.start)}, {}
+    # the label rows the script rewrites; Graphviz's comments could end the inert script early
+    svg = _SLOT_RE.sub(lambda m: f'<text class="tf-slot-{m.group(2)}" {m.group(1)}>'
+                       f"{m.group(2)} ", svg)
+    svg = re.sub(r"<!--.*?-->\n?", "", svg, flags=re.S)
+    # each edge says which operand and consumer it joins (the first, for collapsed vectors)
+    names = {}
+    for (m, p), edge_id in edges.items():
+        names.setdefault(edge_id, f"{m} {p}")
+    svg = re.sub(rf'<g id="({re.escape(sid)}_e[0-9]+)"',
+                 lambda g: g.group(0) + attrs(data_tf_edge=names.get(g.group(1))), svg)
+    collapsed = {name for n in layout.nodes if len(n.names) > 1 for name in n.names}
+    keys = {v: key_of[v] for v in run.start if v in key_of and v not in collapsed}
+    # collapsed vectors light up as a whole; their labels stay as drawn
+    keys.update({v: key_of[v] for v in collapsed})
+    return f'{legend}<div class="tf-graph">{svg}</div>', keys, edges
+
+
+def _width(graph: str) -> str:
+    """The graph column's width: the drawing's own (Graphviz gives points), so the legend
+    wraps under it instead of widening it, and the listing beside it gets the rest."""
+    m = re.search(r'<svg [^>]*?width="([0-9.]+)pt"', graph)
+    return "" if m is None else f' style="flex-basis: {round(float(m.group(1)) * 4 / 3)}px"'
+
+
+def _variables_table(run: StepperRun, sid: str, why: str) -> str:
+    rows = []
+    for i, (v, start) in enumerate(run.start.items()):
+        grad = (f'<td class="tf-slot-grad">{esc(start["grad"])}</td>' if "grad" in start
+                else "<td></td>")
+        rows.append(f'<tr id="{sid}_v{i}"><td class="tf-name"><code>{esc(v)}</code></td>'
+                    f'<td class="tf-slot-value">{esc(start["value"])}</td>{grad}</tr>')
+    return (f'<div class="tf-note"><b>No graph drawing:</b> {why}.</div>'
+            f'<table class="tf-table"><thead><tr><th>variable</th><th>value</th>'
+            f'<th>grad</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+def _listing(run: StepperRun) -> str:
+    """The GCP as the other listings (a <pre> of numbered lines), each line with a slot for
+    the value it computed."""
+    listed = run.gcp.lines[:MAX_LISTED]
+    texts = [str(line.statement) for line in listed]
+    width = len(str(len(listed)))
+    rows = []
+    for number, (line, code) in enumerate(zip(listed, highlight_lines(texts), strict=True), 1):
+        tags = attrs(cls="tf-line tf-step-line", data_tf_step_line=number,
+                     data_tf_section=line.section)
+        rows.append(_row(tags, number, width, code + '<span class="tf-step-val"></span>'))
+    more = ""
+    if len(run.gcp.lines) > MAX_LISTED:
+        more = (f'<div class="tf-note">… {len(run.gcp.lines) - MAX_LISTED} more lines, not '
+                "stepped through.</div>")
+    return _pane(rows, "tf-step-gcp") + more
+
+
+def _controls(n: int) -> str:
+    def button(cls: str, label: str, title: str) -> str:
+        return (f'<button type="button" class="{cls}" title="{esc(title)}" '
+                f'aria-label="{esc(title)}">{label}</button>')
+
+    speeds = "".join(f'<option value="{s}"{" selected" if s == DEFAULT_SPEED else ""}>'
+                     f"{s:g}</option>" for s in SPEEDS)
+    return ('<div class="tf-step-bar" role="toolbar" aria-label="stepper">'
+            + button("tf-step-first", "⇤ first", "first: before the first line (Home)")
+            + button("tf-step-back", "◀ back", "back one line (←)")
+            + button("tf-step-next", "step ▶", "step: run the next line (→)")
+            + button("tf-step-last", "end ⇥", "forward to the end (End)")
+            + button("tf-step-play", "▶ play", "play / pause")
+            + f'<label class="tf-step-speed-label">speed <select class="tf-step-speed" '
+              f'aria-label="lines per second">{speeds}</select> lines/s</label>'
+            + f'<input type="range" class="tf-step-slider" min="0" max="{n}" value="0" '
+              'step="1" aria-label="step">'
+            + '<span class="tf-step-count"></span></div>')
+
+
+def _ui(model: TenFlangModel, run: StepperRun, graph: str) -> str:
+    n = len(run.steps)
+    caption = ('<div class="tf-step-caption" aria-live="polite">'
+               '<div class="tf-step-what"></div><div class="tf-step-numbers"></div></div>')
+    listing = _listing(run)
+    return (f'<div class="tf-step-live" tabindex="0">{_controls(n)}{caption}'
+            f'<div class="tf-step-main"><div class="tf-step-graph"{_width(graph)}>{graph}</div>'
+            f'<div class="tf-step-code"><h4>Gradient Computing Program '
+            f"({len(run.gcp.lines)} lines)</h4>"
+            f"{listing}</div></div></div>")
+
+
+def _static_table(run: StepperRun) -> str:
+    head = ("<thead><tr><th>step</th><th>line</th><th>GCP line</th><th>value</th>"
+            "<th>what it computes</th></tr></thead>")
+    rows = []
+    phase = ""
+    for i, s in enumerate(run.steps[:MAX_TABLE_ROWS], 1):
+        if s.phase != phase:
+            phase = s.phase
+            what = ("Forward pass: every value, in the shape program's order" if phase ==
+                    "forward" else f"Backward pass: the adjoints d/{run.loss}/d/v, from the "
+                    "loss back to the weights")
+            rows.append(f'<tr><th colspan="5" style="text-align:left">{esc(what)}</th></tr>')
+        code = str(run.gcp.lines[s.line - 1].statement)
+        rows.append(f'<tr class="tf-step-row"><td>{i}</td><td>{s.line}</td>'
+                    f'<td class="tf-name"><code>{esc(code)}</code></td>'
+                    f"<td><code>{esc(s.value)}</code></td>"
+                    f'<td class="tf-name">{esc(s.caption)}<br><code>{esc(s.numbers)}</code>'
+                    "</td></tr>")
+    more = len(run.steps) - MAX_TABLE_ROWS
+    if more > 0:
+        rows.append(f'<tr><td colspan="5">… {more} more steps</td></tr>')
+    return f'<table class="tf-table tf-step-table">{head}<tbody>{"".join(rows)}</tbody></table>'
+
+
+def final_labels(run: StepperRun) -> dict[str, tuple[str, str | None]]:
+    """Each variable's value and adjoint once every step has run."""
+    rows = {v: dict(r) for v, r in run.start.items()}
+    for s in run.steps:
+        for v, row, text in s.updates:
+            rows[v][row] = text
+    return {v: (r["value"], r.get("grad")) for v, r in rows.items()}
+
+
+def _picture(model: TenFlangModel, run: StepperRun, sid: str) -> str:
+    """The graph after the last step, as a PNG: what the static table shows beside it (a
+    sanitized output keeps images, not SVG)."""
+    layout = layout_graph(model.program, model.graph, f"{sid}p", values=final_labels(run))
+    layout.rankdir = "TB"
+    try:
+        if len(layout.nodes) > MAX_NODES:
+            return ""
+        png, width = render_png(layout)
+    except GraphUnavailable:
+        return ""
+    alt = (f"The data-flow graph of {run.name} after the last step: each node's value and "
+           f"its adjoint d/{run.loss}/d/v")
+    return (f"<div>After the last step, every value and adjoint d/{esc(run.loss)}/d/v:</div>"
+            + png_img(png, alt, width, "tf-step-png"))
+
+
+def _title(run: StepperRun) -> str:
+    weights = f", weights {run.weights}" if run.weights else ""
+    return (f"<h4>Stepping through the GCP of <code>{esc(run.name)}</code> on the example "
+            f"<code>{esc(run.example)}</code>{esc(weights)}</h4>")
+
+
+def stepper_html(model: TenFlangModel, run: StepperRun, prefix: str) -> str:
+    """The stepper of ``run`` (an HTML part; :func:`views_html.page` wraps it)."""
+    sid = f"{prefix}s"
+    graph, keys, edges = _graph(model, run, sid)
+    data = {
+        "intro": run.intro,
+        "start": {keys[v]: rows for v, rows in run.start.items() if v in keys},
+        "steps": [{
+            "l": s.line, "v": s.value, "p": s.phase, "c": s.caption, "x": s.numbers,
+            "n": keys.get(s.node) if s.node is not None else None,
+            "e": [edges[e] for e in s.edges if e in edges],
+            "u": [[keys[v], row, text] for v, row, text in s.updates if v in keys],
+        } for s in run.steps],
+    }
+    skipped = ""
+    if run.skipped:
+        skipped = (f'<div class="tf-note">The GCP is longer than {MAX_LISTED} lines: the last '
+                   f"{run.skipped} steps are left out.</div>")
+    note = ('<div class="tf-note"><i>This is the stepper without its script (a saved, '
+            "untrusted notebook, or a viewer that runs no JavaScript): every line the GCP "
+            "runs, in order. Run the cell, or trust the notebook, to step through it on the "
+            "graph.</i></div>")
+    script = static_text("stepper.js").replace("__TF_STEPPER__", sid)
+    return (f'<div class="tf-stepper" id="{sid}">{_title(run)}{skipped}'
+            f'<div class="tf-step-static">{note}{_static_table(run)}'
+            f"{_picture(model, run, sid)}</div>"
+            f'<script type="text/x-tenflang-stepper" class="tf-step-ui">'
+            f"{_ui(model, run, graph)}</script>"
+            f'<script type="application/json" class="tf-step-data">{_json(data)}</script>'
+            f"<script>{script}</script></div>")

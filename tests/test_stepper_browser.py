@@ -1,0 +1,300 @@
+"""The stepper in a real browser (Playwright driving Debian's Chromium), where students meet it:
+
+* JupyterLab: a notebook cell ``%%tenflang net --show step`` on the seed example; step through
+  the forward and the backward pass with the buttons, back and forth with the arrow keys, play
+  and pause, the slider; after every step the highlighted GCP line, the node and edges that
+  light up, every node's label and the caption are what Python computed (``stepper.py``). A
+  second stepper on the page does not move. Then the notebook is saved and reopened: its
+  stored stepper still steps. And ``notebooks/02_backprop_by_hand.ipynb`` opened as it is
+  committed (untrusted: Lab strips scripts, styles and SVG) shows the table of every step.
+* Notebook 7: the same cell, stepped through the same way.
+* The same notebook exported by nbconvert and opened from its file, no kernel, no network.
+
+The website (``tests/test_site_browser.py``) checks the stepper of notebook 02 there.
+Screenshots go to ``test-artifacts/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import (
+    CHROMIUM_FLAGS,
+    LabServer,
+    chromium_path,
+    has_notebook7,
+    jupyter_lab,
+    prepare_root,
+    wait_for_kernel,
+)
+from stepper_support import TUTORIAL, assert_at, back_to_step, expected, step_through, tutorial_run
+
+from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.notebook.model import TenFlangModel
+from tenflang_nb.notebook.stepper import StepperRun, explain
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "test-artifacts"
+SCRATCH = "stepper_check.ipynb"
+EXAMPLE = {"x": 1.5, "y": 0.2}
+OTHER = {"x": -1.0, "y": 0.9}
+CELLS = [
+    "%load_ext tenflang_nb",
+    '%%tenflang net --show step --example "{x: 1.5, y: 0.2}"\n' + SEED_EXAMPLE,
+    'net.stepper({"x": -1.0, "y": 0.9})',
+]
+LOCAL = ("file:", "data:", "blob:", "about:")
+
+pytestmark = pytest.mark.browser
+
+try:
+    from playwright.sync_api import Locator, Page, expect, sync_playwright
+except ImportError:  # pragma: no cover - CI installs the [browser] extra
+    sync_playwright = None
+
+
+def seed_run(example: dict[str, float]) -> StepperRun:
+    """What the notebook's stepper shows, computed here (a fresh model: w = 0)."""
+    return explain(TenFlangModel(SEED_EXAMPLE, "net"), example)
+
+
+def scratch_notebook(path: Path) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[Page]:
+    """A headless Chromium page (Debian's browser, a fresh profile)."""
+    if sync_playwright is None:
+        pytest.skip("playwright is not installed (pip install -e '.[browser]')")
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=executable, headless=True,
+            args=list(CHROMIUM_FLAGS), viewport={"width": 1400, "height": 1000})
+        try:
+            page = browser.pages[0] if browser.pages else browser.new_page()
+            page.set_default_timeout(30_000)
+            yield page
+        finally:
+            browser.close()
+
+
+def shot(page: Page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def to_top(element: Locator) -> None:
+    element.evaluate("e => e.scrollIntoView({block: 'start'})")
+    time.sleep(0.2)
+
+
+# ------------------------------------------------------------------------------ JupyterLab
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[LabServer]:
+    root = tmp_path / "root"
+    prepare_root(REPO, root, TUTORIAL)
+    scratch_notebook(root / "notebooks" / SCRATCH)
+    with jupyter_lab(root, tmp_path / "lab") as server:
+        yield server
+
+
+def _run_all(page: Page, timeout: float = 60) -> None:
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.locator("li[data-command='runmenu:run-all']").click()
+    page.wait_for_function(
+        """() => {
+            const prompts = [...document.querySelectorAll(
+                '.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
+            return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+        }""", timeout=timeout * 1000)
+
+
+def _errors(page: Page) -> list[str]:
+    outputs = page.locator(
+        ".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'],"
+        ".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+    return [text[:500] for text in outputs.all_inner_texts()]
+
+
+def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
+    notebook = f"notebooks/{SCRATCH}"
+    page_errors: list[str] = []
+    page.on("pageerror", lambda error: page_errors.append(str(error)))
+    page.goto(lab.url(f"lab/tree/{notebook}"))
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+    wait_for_kernel(lab, notebook)
+    _run_all(page)
+    assert not _errors(page), _errors(page)
+
+    steppers = page.locator(".jp-OutputArea-output .tf-stepper")
+    expect(steppers).to_have_count(2)
+    first, second = steppers.nth(0), steppers.nth(1)
+    expect(first.locator(".tf-step-live")).to_be_visible()
+    expect(first.locator(".tf-step-static")).to_be_hidden()
+    run, other = seed_run(EXAMPLE), seed_run(OTHER)
+    to_top(first)
+    step_through(page, first, run)
+    assert_at(second, other, 0)  # the other stepper did not move
+
+    # the second one steps on its own, and the first stays where it was
+    second.locator(".tf-step-next").click()
+    assert_at(second, other, 1)
+    assert_at(first, run, len(run.steps))
+
+    # what a student sees in the middle of the backward pass
+    back_to_step(first, run, 10)
+    to_top(page.locator(".jp-Notebook .jp-CodeCell").nth(1))
+    shot_lab = shot(page, "stepper_lab_backward")
+    assert not page_errors, page_errors
+
+    # saved and reopened: the stored output steps again (it is trusted: this user ran it)
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 20
+    saved: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        saved = lab.api(f"api/contents/{notebook}?content=1")
+        outputs = saved["content"]["cells"][1]["outputs"]
+        if outputs and "tf-step-data" in json.dumps(outputs):
+            break
+        time.sleep(0.25)
+    else:
+        raise AssertionError("the notebook was not saved with its stepper")
+    page.reload()
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+    reopened = page.locator(".jp-OutputArea-output .tf-stepper").first
+    expect(reopened.locator(".tf-step-live")).to_be_visible()
+    assert_at(reopened, run, 0)
+    reopened.locator(".tf-step-next").click()
+    assert_at(reopened, run, 1)
+
+    # notebook 02 as committed: untrusted, so the stepper is its table of every step
+    page.goto(lab.url(f"lab/tree/notebooks/{TUTORIAL}"))
+    tutorial = page.locator(".jp-NotebookPanel").filter(
+        has=page.locator("h1", has_text="Backpropagation by hand"))
+    tutorial.locator(".jp-Cell").first.wait_for()
+    stored = tutorial.locator(".jp-OutputArea-output").filter(
+        has_text="Stepping through the GCP")
+    expect(stored).to_have_count(1)
+    expect(stored.locator(".tf-step-live")).to_have_count(0)
+    table = stored.locator("table")
+    expect(table).to_be_visible()
+    text = stored.inner_text()
+    assert "Run the cell, or trust the notebook" in text
+    fan = tutorial_run()
+    assert len(table.locator("tr").all()) >= len(fan.steps)
+    for step in fan.steps:
+        assert step.caption in text, step.caption
+    picture = stored.locator("img.tf-step-png")  # the graph after the last step
+    expect(picture).to_be_visible()
+    assert picture.evaluate("img => img.complete && img.naturalWidth > 100")
+    to_top(stored)
+    shot_untrusted = shot(page, "stepper_lab_untrusted")
+    picture.evaluate("e => e.scrollIntoView({block: 'center'})")
+    time.sleep(0.2)
+    shot_picture = shot(page, "stepper_lab_untrusted_picture")
+    assert not page_errors, page_errors
+    print(f"\nscreenshots: {shot_lab}\n             {shot_untrusted}\n             {shot_picture}")
+
+
+def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:
+    if not has_notebook7():
+        pytest.skip("Notebook 7 is not installed (pip install -e '.[browser]')")
+    root = tmp_path / "root"
+    root.mkdir()
+    scratch_notebook(root / SCRATCH)
+    with jupyter_lab(root, tmp_path / "server", app="notebook") as server:
+        page_errors: list[str] = []
+        # Notebook 7.x itself throws one TypeError ("reading 'schema'") from its own bundle
+        # on load, with any notebook: only errors from elsewhere (the outputs) count here
+        page.on("pageerror", lambda error: None if "/static/notebook/" in (error.stack or "")
+                else page_errors.append(str(error)))
+        page.goto(server.url(f"notebooks/{SCRATCH}"))
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        wait_for_kernel(server, SCRATCH)
+        _run_all(page)
+        assert not _errors(page), _errors(page)
+        steppers = page.locator(".jp-OutputArea-output .tf-stepper")
+        expect(steppers).to_have_count(2)
+        first, second = steppers.nth(0), steppers.nth(1)
+        run, other = seed_run(EXAMPLE), seed_run(OTHER)
+        to_top(first)
+        step_through(page, first, run)
+        assert_at(second, other, 0)
+        back_to_step(first, run, 10)
+        to_top(page.locator(".jp-Notebook .jp-CodeCell").nth(1))
+        shot_nb7 = shot(page, "stepper_notebook7")
+        assert not page_errors, page_errors
+    print(f"\nscreenshot: {shot_nb7}")
+
+
+# ------------------------------------------------------------------------------ nbconvert
+
+
+def test_stepper_in_an_nbconvert_export_without_kernel_or_network(tmp_path: Path,
+                                                                  page: Page) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    path = tmp_path / SCRATCH
+    scratch_notebook(path)
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    exported = tmp_path / "stepper_check.html"
+    exported.write_text(body, "utf-8")
+
+    # no network: whatever the page asks of the outside is refused (and noted)
+    blocked: list[str] = []
+    page_errors: list[str] = []
+
+    def refuse(route: Any) -> None:
+        url = route.request.url
+        if url.startswith(LOCAL):
+            route.continue_()
+        else:
+            blocked.append(url)
+            route.abort()
+
+    page.route("**/*", refuse)
+    page.on("pageerror", lambda error: page_errors.append(str(error)))
+    page.goto(exported.as_uri())
+    page.wait_for_load_state("load")
+    # nbconvert's template asks for require.js and MathJax from a CDN: the stepper needs neither
+    assert all(re.match(r"https://cdnjs\.cloudflare\.com/", url) for url in blocked), blocked
+
+    steppers = page.locator(".tf-stepper")
+    expect(steppers).to_have_count(2)
+    first, second = steppers.nth(0), steppers.nth(1)
+    run, other = seed_run(EXAMPLE), seed_run(OTHER)
+    to_top(first)
+    step_through(page, first, run)
+    assert_at(second, other, 0)
+    back_to_step(first, run, 10)
+    to_top(first)
+    shot_export = shot(page, "stepper_nbconvert")
+    assert not page_errors, page_errors
+    want = expected(run, 10)
+    print(f"\nexport: {len(body) // 1024} KB; refused {len(blocked)} CDN requests; at step 10: "
+          f"{want.caption}\nscreenshot: {shot_export}")
