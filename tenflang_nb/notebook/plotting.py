@@ -182,7 +182,7 @@ def _axis_label(plane: Plane, axis: int) -> str:
     if plane.kind == "random":
         return f"{'αβ'[axis]}: {label}"
     if plane.kind == "through":
-        return f"{'st'[axis]}: {label}"
+        return f"{'t' if plane.dims == 1 else 'st'[axis]}: {label}"
     return label
 
 
@@ -262,16 +262,20 @@ def _landscape_figure(land: Landscape, title: str | None, log: bool | None, widt
                         color="white", zorder=4)
         ax.set_ylabel(_axis_label(plane, 1))
         fig.subplots_adjust(left=0.15, right=0.98, bottom=0.13, top=0.88)
+    # on viridis contours: red, white, orange, ... (each readable on dark and light areas)
     colours = ["C1", "C3", "C2", "C4", "C5", "C6"] if plane.dims == 1 else [
-        "C3", "C1", "C2", "C4", "C5", "C6"]
+        "C3", "white", "C1", "C6", "C2", "C4"]
     fig.path_artists = []
     for i, path in enumerate(land.paths):
         colour = colours[i % len(colours)]
-        edge = {"markeredgecolor": "white", "markeredgewidth": 0.6} if plane.dims == 2 else {}
+        edge: dict[str, Any] = {}
+        if plane.dims == 2:
+            edge = {"markeredgecolor": "0.15" if colour == "white" else "white",
+                    "markeredgewidth": 0.6}
         line, = ax.plot([], [], "-o", color=colour, markersize=3 if plane.dims == 1 else 2.5,
                         linewidth=0.8 if plane.dims == 1 else 1.2, label=path.label, zorder=2)
         start, = ax.plot([], [], "o", color=colour, markersize=7, markerfacecolor="white",
-                         zorder=3)
+                         markeredgecolor="0.15" if colour == "white" else colour, zorder=3)
         end, = ax.plot([], [], "*", color=colour, markersize=13, zorder=3, **edge)
         fig.path_artists.append((line, start, end))
     fig.note = ax.text(0.99, 0.01, "", transform=ax.transAxes, ha="right", va="bottom",
