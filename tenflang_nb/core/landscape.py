@@ -17,8 +17,10 @@ program's forward pass (only what the loss needs) once; then many settings share
 ``stack`` settings side by side on the example axis (the data repeated, each example row
 with its own weights), as many as fit in a memory budget, so a small model's whole grid is a
 few passes. A model too large for that (a copy of every weight per example) runs one pass per
-setting, still without binding anything again. ``benchmarks/bench_landscape.py`` measures both
-against a plain loop over the grid points.
+setting, still without binding anything again; over a plane, the lines that are affine in the
+plane's coordinates (a first layer ``x W1 + b1``) are then computed three times for the whole
+grid, not once per point. ``benchmarks/bench_landscape.py`` measures these against a plain
+loop over the grid points.
 
 A history's weight snapshots (see :class:`~tenflang_nb.core.train.History`) are projected
 onto the plane by least squares: the coordinates of the nearest point of the plane, and the

@@ -57,7 +57,7 @@ from ..core.landscape import landscape as compute_landscape
 from ..core.settings import SETTINGS, Setting, TrainSettings
 from ..core.train import GradientDescent, TrainResult
 from .loop import live_loop
-from .plotting import LiveFigure, loss_curve_png
+from .plotting import LiveFigure, describe_plane, loss_curve_png
 from .views_tables import weights_html
 
 __all__ = ["CHUNK_SECONDS", "PARAMETERS", "REDRAW_SECONDS", "STATES", "LiveLandscape",
@@ -202,7 +202,13 @@ class LiveLandscape:
         self.grids += 1
         seconds = time.perf_counter() - started
         self.landscape = land
-        self.figure = LiveFigure(land, width=4.6, height=3.4 if land.dims == 1 else 3.6)
+        title = describe_plane(plane)
+        if not final:  # the slice goes through the weights of now, not through final ones
+            now = (f"the weights of iteration {trainer.iterations}" if trainer.iterations
+                   else "the initial weights")
+            title = title.replace("the final weights", now)
+        self.figure = LiveFigure(land, title=title, width=4.6,
+                                 height=3.5 if land.dims == 1 else 3.7)
         return self.figure.png(land.paths), seconds
 
     @staticmethod
@@ -646,7 +652,7 @@ class TrainingPanel:
         try:
             self._landscape_png, seconds = self._landscape.png(
                 self.trainer, run=(id(self.trainer), self._runs),
-                final=self.state != "running")
+                final=self.state in ("done", "stopped"))
         except Exception as err:
             # Like the curve, an illustration: it must not end or wedge the run.
             logger.debug("loss landscape failed", exc_info=err)
@@ -660,14 +666,15 @@ class TrainingPanel:
 
     def _static_html(self) -> str:
         image = base64.b64encode(self._png).decode("ascii")
-        landscape = ""
+        landscape = wrap = ""
         if self.show_landscape.value and self._landscape_png:
             encoded = base64.b64encode(self._landscape_png).decode("ascii")
             landscape = f"<img alt='loss landscape' src='data:image/png;base64,{encoded}'/>"
+            wrap = ";flex-wrap:wrap"  # two images and the weights: wrap on a narrow page
         return (
             "<div class='tenflang-training-panel'>"
             f"<div><code>{html.escape(self.status)}</code></div>{self._message_html()}"
-            "<div style='display:flex;align-items:flex-start;flex-wrap:wrap'>"
+            f"<div style='display:flex;align-items:flex-start{wrap}'>"
             f"<img alt='loss curve' src='data:image/png;base64,{image}'/>{landscape}"
             f"<div style='margin-left:1em'>{self.weights_html.value}</div></div>"
             f"<div><small>{html.escape(self._settings_text())}</small></div></div>")

@@ -9,6 +9,7 @@ and leaves nothing registered to close (the figure is garbage once the bytes are
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -218,7 +219,10 @@ def landscape_figure(land: Landscape, *, title: str | None = None, log: bool | N
 def _landscape_figure(land: Landscape, title: str | None, log: bool | None, width: float,
                       height: float | None, dpi: int) -> LandscapeFigure:
     plane = land.plane
-    fig = LandscapeFigure(figsize=(width, height or (3.6 if plane.dims == 1 else 4.4)), dpi=dpi)
+    # a constrained layout makes room for the colorbar's label and a wrapped title (the live
+    # panel lays it out once: its redraws blit the paths onto the drawn background)
+    fig = LandscapeFigure(figsize=(width, height or (3.6 if plane.dims == 1 else 4.4)), dpi=dpi,
+                          layout="constrained")
     fig.landscape = land
     FigureCanvasAgg(fig)
     loss = np.clip(np.asarray(land.loss, dtype=float), -CEILING, CEILING)
@@ -239,7 +243,6 @@ def _landscape_figure(land: Landscape, title: str | None, log: bool | None, widt
                         textcoords="offset points", fontsize=8, color="0.3")
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
-        fig.subplots_adjust(left=0.15, right=0.96, bottom=0.15, top=0.88)
     else:
         x, y = land.grid
         z = np.ma.masked_invalid(loss)
@@ -261,7 +264,6 @@ def _landscape_figure(land: Landscape, title: str | None, log: bool | None, widt
             ax.annotate(name, (a, b), xytext=(5, 5), textcoords="offset points", fontsize=8,
                         color="white", zorder=4)
         ax.set_ylabel(_axis_label(plane, 1))
-        fig.subplots_adjust(left=0.15, right=0.98, bottom=0.13, top=0.88)
     # on viridis contours: red, white, orange, ... (each readable on dark and light areas)
     colours = ["C1", "C3", "C2", "C4", "C5", "C6"] if plane.dims == 1 else [
         "C3", "white", "C1", "C6", "C2", "C4"]
@@ -289,7 +291,8 @@ def _landscape_figure(land: Landscape, title: str | None, log: bool | None, widt
     if plane.dims == 2:
         ax.set_ylim(land.grid[1][0], land.grid[1][-1])
     ax.set_xlabel(_axis_label(plane, 0))
-    ax.set_title(title or describe_plane(plane), fontsize=9)
+    # about 13 characters of 9-point text per inch: wrap a title the figure is too narrow for
+    ax.set_title(textwrap.fill(title or describe_plane(plane), int(width * 13)), fontsize=9)
     if len(land.paths) > 1:
         ax.legend(fontsize=8, loc="best")
     return fig
