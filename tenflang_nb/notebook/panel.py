@@ -325,7 +325,9 @@ class TrainingPanel:
             widgets.HBox([c["max_iter"], self.log_scale, self.show_landscape, self.train_button,
                           self.stop_button, self.reset_button]),
             self.status_html, self.message_html,
-            widgets.HBox([self.plot, self.landscape_plot, self.weights_html]),
+            # wraps: the curve, the landscape and the weights do not fit every page's width
+            widgets.HBox([self.plot, self.landscape_plot, self.weights_html],
+                         layout=widgets.Layout(flex_flow="row wrap")),
         ])
         self._build_trainer()
         self._refresh(draw=True)
