@@ -11,28 +11,8 @@ notebook layer is loaded only by ``%load_ext tenflang_nb``.
 
 from __future__ import annotations
 
-from typing import Any
-
-from .core.api import (
-    DataTable,
-    Gcp,
-    GradientDescent,
-    Program,
-    TenFlangError,
-    TrainResult,
-    TrainSettings,
-    check,
-    compile,
-    evaluate,
-    interpret,
-    load_data,
-    parse,
-    parse_file,
-    preprocess,
-    train,
-    trainer,
-)
-from .core.examples import SEED_EXAMPLE
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -42,6 +22,46 @@ __all__ = [
     "load_data", "load_ipython_extension", "parse", "parse_file", "preprocess", "train",
     "trainer", "unload_ipython_extension",
 ]
+
+# The API is imported on first use, not with the package: a command (or Ctrl-C while one
+# starts) then does not wait for numpy, and the IPython extension loads only what it needs.
+_LAZY = {name: ".core.api" for name in __all__ if name[0] != "_" and "ipython" not in name}
+_LAZY["SEED_EXAMPLE"] = ".core.examples"
+
+if TYPE_CHECKING:  # what the names are, for type checkers and editors
+    from .core.api import (
+        DataTable,
+        Gcp,
+        GradientDescent,
+        Program,
+        TenFlangError,
+        TrainResult,
+        TrainSettings,
+        check,
+        compile,
+        evaluate,
+        interpret,
+        load_data,
+        parse,
+        parse_file,
+        preprocess,
+        train,
+        trainer,
+    )
+    from .core.examples import SEED_EXAMPLE
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tenflang_nb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def load_ipython_extension(ipython: Any) -> None:

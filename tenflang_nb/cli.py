@@ -22,7 +22,7 @@ from .core.errors import Diagnostic, TenFlangError
 from .core.ops import describe_operators
 from .core.preprocess import preprocess_text
 from .core.settings import SETTINGS, SettingsError, TrainSettings
-from .core.textio import read_text, write_atomic
+from .core.textio import OutputFile, read_text, write_atomic
 from .core.train import Record
 
 
@@ -130,12 +130,6 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _write_log(path: str, trainer: api.GradientDescent) -> None:
-    rows = ["iteration,loss,grad_norm"]
-    rows += [f"{r.iteration},{r.loss!r},{r.grad_norm!r}" for r in trainer.history]
-    write_atomic(path, "\n".join(rows) + "\n")
-
-
 def _check_writable(path: str) -> str | None:
     """Why ``path`` cannot be written (checked before a long run, not after), or None."""
     if os.path.isdir(path):
@@ -190,11 +184,22 @@ def _weightcalc(argv: list[str] | None) -> int:
     data = read_data(args.data)
     trainer = api.trainer(gcp, data, settings)
     progress = _Progress(sys.stderr.isatty() and not args.quiet, settings.max_iter)
+    # the log is written as training goes (the history keeps only every k-th record of a
+    # long run), whole or not at all, and also when training stops on an error
+    log = OutputFile(args.log) if args.log else None
+
+    def step(trainer: api.GradientDescent, record: Record) -> None:
+        progress(trainer, record)
+        if log is not None:
+            log.write(f"{record.iteration},{record.loss!r},{record.grad_norm!r}\n")
+
+    if log is not None:
+        log.write("iteration,loss,grad_norm\n")
     try:
-        trainer.run(progress)
+        trainer.run(step)
     finally:
-        if args.log:
-            _write_log(args.log, trainer)
+        if log is not None:
+            log.commit()
     last = trainer.history[-1]
     if not args.quiet:
         if trainer.converged:
@@ -203,7 +208,7 @@ def _weightcalc(argv: list[str] | None) -> int:
             state = f"ran {trainer.iterations} iterations (--tol 0: no convergence test)"
         else:
             state = f"warning: stopped by --max-iter {settings.max_iter} before converging"
-        print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss!r}, "
+        print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss:.6g}, "
               f"|grad| {last.grad_norm:.3g} (tol {settings.tol})", file=sys.stderr)
     _emit(format_record(trainer.weights) + "\n", args.output)
     return 0

@@ -91,11 +91,21 @@ class LabServer:
             return ""
 
 
-def _lab_executable() -> list[str]:
-    script = Path(sys.executable).parent / "jupyter-lab"
+def _app_executable(app: str = "lab") -> list[str]:
+    """``jupyter-lab`` or (``app="notebook"``) Notebook 7's ``jupyter-notebook``."""
+    script = Path(sys.executable).parent / f"jupyter-{app}"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "jupyterlab"]
+    return [sys.executable, "-m", "jupyterlab" if app == "lab" else "notebook"]
+
+
+def has_notebook7() -> bool:
+    """Whether Notebook 7 (the ``notebook`` package, built on JupyterLab 4) is installed."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        return int(version("notebook").split(".")[0]) >= 7
+    except (PackageNotFoundError, ValueError):
+        return False
 
 
 def write_lab_settings(settings_dir: Path) -> None:
@@ -107,8 +117,10 @@ def write_lab_settings(settings_dir: Path) -> None:
 
 
 @contextmanager
-def jupyter_lab(root: Path, state: Path, timeout: float = 60.0) -> Iterator[LabServer]:
-    """Run JupyterLab serving ``root``; all its own files live under ``state``.
+def jupyter_lab(root: Path, state: Path, timeout: float = 60.0, app: str = "lab"
+                ) -> Iterator[LabServer]:
+    """Run JupyterLab (or, with ``app="notebook"``, Notebook 7) serving ``root``; all its own
+    files live under ``state``.
 
     Stops it with SIGTERM (then SIGKILL) by PID when the block ends, whatever happened.
     """
@@ -128,15 +140,23 @@ def jupyter_lab(root: Path, state: Path, timeout: float = 60.0) -> Iterator[LabS
     })
     env.pop("JUPYTER_TOKEN", None)
     argv = [
-        *_lab_executable(),
+        *_app_executable(app),
         "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}", "--ServerApp.allow_remote_access=False",
-        f"--LabApp.user_settings_dir={dirs['settings']}",
-        f"--LabApp.workspaces_dir={dirs['workspaces']}",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly",
     ]
+    if app == "lab":
+        argv += [
+            f"--LabApp.user_settings_dir={dirs['settings']}",
+            f"--LabApp.workspaces_dir={dirs['workspaces']}",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+        ]
+    else:  # Notebook 7 reads the same settings files through its own application class
+        argv += [
+            f"--JupyterNotebookApp.user_settings_dir={dirs['settings']}",
+            f"--JupyterNotebookApp.workspaces_dir={dirs['workspaces']}",
+        ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers and CI often run as root
         argv.append("--allow-root")
     log = state / "jupyter-lab.log"

@@ -60,7 +60,7 @@ def _copy_repo(target: Path) -> Path:
     """The repository as a fresh clone would have it (no venv, caches or build output)."""
     ignore = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "build", "_build",
                                     "dist", ".pytest_cache", ".ruff_cache", ".hypothesis",
-                                    "test-artifacts", ".ipynb_checkpoints")
+                                    "test-artifacts", ".ipynb_checkpoints", "node_modules")
     shutil.copytree(REPO, target, ignore=ignore, symlinks=True)
     return target
 

@@ -5,10 +5,14 @@ Run All Cells), then checks what they would see: the data-flow graph as SVG, the
 beside its GCP, the training panel's sliders and buttons; that Train makes the loss curve move
 and Stop stops it; and that no cell printed an error. A screenshot is saved under
 ``test-artifacts/`` (git-ignored) and its path printed.
+
+Also the highlighter: the prebuilt extension (``labextension/``) colours a ``%%tenflang`` cell as
+TenFlang and leaves a Python cell Python, in JupyterLab and in Notebook 7.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -20,10 +24,14 @@ from browser_support import (
     CHROMIUM_FLAGS,
     LabServer,
     chromium_path,
+    has_notebook7,
     jupyter_lab,
     prepare_root,
     wait_for_kernel,
 )
+from pygments import lex
+
+from tenflang_nb.lexer import TenFlangLexer
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = "01_tour_of_the_three_phases.ipynb"
@@ -200,3 +208,181 @@ def test_tour_notebook_in_jupyterlab(lab: tuple[LabServer, str], page: Page) -> 
     print(f"\n{n_cells} code cells ran in {executed:.1f} s; live run stopped at iteration "
           f"{stopped_at}, resumed, stopped again at {final}.\n"
           f"screenshots: {shot_graph}\n             {shot_live}")
+
+
+# --- the TenFlang highlighter (labextension/) ------------------------------------------------
+
+TENFLANG_CELL = """\
+%%tenflang net --show graph,gcp --full --train data --lr=0.5
+# a comment
+declare input x
+declare weight W [64, 32]
+declare loss lambda
+define z = mul x W
+define lambda = brandnew z 2.5e-1
+define d/lambda/d/o = mul d/lambda/d/diff d/diff/d/o:0
+#macro c = sq a; define c = mul a a"""
+PYTHON_CELL = "f = lambda x: x + 1  # declare weight w"
+PLAIN_CELL = "declare input x\ndefine y = mul x x"
+# a whole GCP and the original's vector and macro lines, against the Pygments lexer
+LEXER_CELL = ("%%tenflang_check gcp\n"
+              + (REPO / "examples" / "logistic" / "gcp.tf").read_text("utf-8")
+              + "#macro c = sq a; define c = mul a a\ndeclare_vector input v 3\n"
+                "define_vector u = relu v\ndefine s = reduce_vector u add\n"
+                "define q = dot u v\ndefine r = mul +3 .5\n")
+# Pygments token types (tenflang_nb/lexer.py) and the highlighter's categories
+PYGMENTS_CATEGORY = {
+    "Token.Keyword": "instruction", "Token.Keyword.Type": "kind",
+    "Token.Name.Builtin": "operator", "Token.Keyword.Reserved": "reserved",
+    "Token.Name.Variable.Magic": "derivative", "Token.Name.Variable": "name",
+    "Token.Literal.Number.Integer": "number", "Token.Literal.Number.Float": "number",
+    "Token.Operator": "equals", "Token.Punctuation": "punctuation",
+    "Token.Comment.Single": "comment", "Token.Comment.Preproc": "macro",
+}
+
+# what each word of TENFLANG_CELL must be (the class is cm-tenflang-<category>)
+EXPECTED = {
+    "%%tenflang": "magic", "net": "model", "--show": "option", "graph,gcp": "value",
+    "--full": "option", "data": "value", "0.5": "value", "# a comment": "comment",
+    "declare": "instruction", "input": "kind", "weight": "kind", "loss": "kind",
+    "W": "name", "64": "number", "mul": "operator", "lambda": "name",
+    "brandnew": "operator",  # unknown word where an operator goes: coloured by position
+    "2.5e-1": "number", "d/lambda/d/o": "derivative", "d/diff/d/o:0": "derivative",
+    "#macro": "macro", "sq": "operator", "=": "equals",
+}
+
+_TOKENS_JS = """cell => [...cell.querySelectorAll('.cm-content .cm-line span')].map(span => ({
+    text: span.textContent,
+    classes: [...span.classList].filter(c => c.startsWith('cm-tenflang-')),
+    color: getComputedStyle(span).color,
+    weight: getComputedStyle(span).fontWeight,
+}))"""
+
+
+def _notebook(cells: list[str]) -> dict[str, Any]:
+    return {
+        "nbformat": 4, "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python", "codemirror_mode": {"name": "ipython",
+                                                                   "version": 3}},
+        },
+        "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "source": source,
+                   "outputs": [], "execution_count": None} for i, source in enumerate(cells)],
+    }
+
+
+def _tokens(page: Page, index: int) -> list[dict[str, Any]]:
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(index)
+    return list(cell.evaluate(_TOKENS_JS))
+
+
+def _categories(tokens: list[dict[str, Any]]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for token in tokens:
+        found.setdefault(token["text"], set()).update(
+            c.removeprefix("cm-tenflang-") for c in token["classes"])
+    return found
+
+
+def _check_highlighting(page: Page, app: str) -> None:
+    """The cells of the highlight notebook as the student sees them; then editing the first
+    line of the plain cell switches it to TenFlang and back."""
+    page.locator(".jp-Notebook .jp-CodeCell .cm-tenflang-instruction").first.wait_for()
+    tenflang = _tokens(page, 0)
+    found = _categories(tenflang)
+    wrong = {word: found.get(word) for word, category in EXPECTED.items()
+             if found.get(word) != {category}}
+    assert not wrong, f"{app}: words with the wrong TenFlang class: {wrong}"
+
+    python = _tokens(page, 1)
+    assert not any(t["classes"] for t in python), f"{app}: the Python cell got TenFlang classes"
+    keyword = next(t for t in python if t["text"] == "lambda")
+    declare = next(t for t in tenflang if t["text"] == "declare")
+    # Python's lambda is a keyword: the theme's keyword colour, as TenFlang's `declare`
+    assert (keyword["color"], keyword["weight"]) == (declare["color"], declare["weight"]), \
+        f"{app}: lambda in the Python cell is not a keyword: {keyword} vs {declare}"
+    name = next(t for t in tenflang if t["text"] == "lambda")
+    assert name["color"] != keyword["color"], f"{app}: TenFlang's lambda looks like a keyword"
+    assert not any(t["classes"] for t in _tokens(page, 2)), \
+        f"{app}: a cell without the magic got TenFlang classes"
+
+    # the same categories as the Pygments lexer (what nbconvert and Sphinx show) token by token
+    program = LEXER_CELL.split("\n", 1)[1]
+    expected = [(text, PYGMENTS_CATEGORY[str(kind)]) for kind, text in
+                lex(program, TenFlangLexer(stripnl=False)) if text.strip()]
+    # where the lexer has no word list to go by, the highlighter goes by position: the macro
+    # `sq` is applied like an operator (`c = sq a`)
+    expected = [(text, "operator" if text == "sq" else category) for text, category in expected]
+    # CodeMirror draws only the lines near the viewport: bring the whole cell in, wait for all
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(3)
+    cell.evaluate("element => element.scrollIntoView({block: 'start'})")
+    expect(cell.locator(".cm-line")).to_have_count(LEXER_CELL.count("\n") + 1)
+    seen = [(t["text"], "/".join(c.removeprefix("cm-tenflang-") for c in t["classes"]))
+            for t in _tokens(page, 3)]
+    assert seen[:2] == [("%%tenflang_check", "magic"), ("gcp", "model")]
+    seen = seen[2:]
+    # the lists may differ in length: compare up to the shorter
+    pairs = zip(seen, expected, strict=False)
+    first = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(seen), len(expected)))
+    assert seen == expected, (f"{app}: the highlighter and the Pygments lexer disagree from "
+                              f"token {first}: {seen[first:first + 4]} vs "
+                              f"{expected[first:first + 4]}")
+
+    # typing the magic line turns the plain cell into TenFlang; deleting it turns it back
+    plain = page.locator(".jp-Notebook .jp-CodeCell").nth(2)
+    editor = plain.locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+Home")
+    page.keyboard.type("%%tenflang_check m\n")
+    expect(plain.locator(".cm-tenflang-instruction").first).to_be_visible()
+    assert _categories(_tokens(page, 2)).get("%%tenflang_check") == {"magic"}
+    page.keyboard.press("Control+Home")
+    page.keyboard.press("Shift+ArrowDown")
+    page.keyboard.press("Delete")
+    expect(plain.locator(".cm-tenflang-instruction")).to_have_count(0)
+    assert editor.inner_text().startswith("declare input x")
+    page.keyboard.press("Escape")
+
+
+def _require_current_extension() -> None:
+    """The server loads the installed copy of the extension: it must be the committed build
+    (an editable install copies it too, so a rebuild needs a re-install)."""
+    from jupyter_core.paths import jupyter_path
+
+    built = REPO / "tenflang_nb" / "labextension"
+    for folder in jupyter_path("labextensions"):
+        installed = Path(folder) / "tenflang-nb"
+        if installed.is_dir():
+            break
+    else:
+        pytest.fail("the tenflang-nb JupyterLab extension is not installed: pip install -e .")
+    differ = []
+    for path in sorted(built.rglob("*")):
+        copy = installed / path.relative_to(built)
+        if path.is_file() and (not copy.is_file() or copy.read_bytes() != path.read_bytes()):
+            differ.append(path.relative_to(built).as_posix())
+    assert not differ, (f"{installed} is not the committed build ({differ} differ): "
+                        "re-install the package (pip install -e .)")
+
+
+@pytest.mark.parametrize("app", ["lab", "notebook"])
+def test_tenflang_cells_are_highlighted(tmp_path: Path, page: Page, app: str) -> None:
+    if app == "notebook" and not has_notebook7():
+        pytest.skip("Notebook 7 is not installed (pip install -e '.[browser]')")
+    _require_current_extension()
+    root = tmp_path / "root"
+    root.mkdir()
+    name = "highlight.ipynb"
+    cells = [TENFLANG_CELL, PYTHON_CELL, PLAIN_CELL, LEXER_CELL]
+    (root / name).write_text(json.dumps(_notebook(cells)), "utf-8")
+    with jupyter_lab(root, tmp_path / "server", app=app) as server:
+        page.goto(server.url(f"lab/tree/{name}" if app == "lab" else f"notebooks/{name}"))
+        page.locator(".jp-Notebook .jp-CodeCell").nth(2).wait_for()
+        _check_highlighting(page, app)
+        page.locator(".jp-Notebook .jp-CodeCell").first.evaluate(
+            "element => element.scrollIntoView({block: 'start'})")
+        ARTIFACTS.mkdir(exist_ok=True)
+        shot = ARTIFACTS / f"browser_highlight_{app}.png"
+        page.screenshot(path=str(shot))
+        print(f"\nscreenshot: {shot}")

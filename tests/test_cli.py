@@ -23,6 +23,7 @@ from conftest import Call, Result, Runner, program_text, run_calls
 from tenflang_nb import cli as tfcli
 from tenflang_nb.core import api, ops
 from tenflang_nb.core.datafiles import parse_data
+from tenflang_nb.core.errors import printable
 from tenflang_nb.core.program import parse
 
 V0_SHAPE = program_text(
@@ -259,7 +260,7 @@ def assert_reported(bad: Bad, result: Result) -> None:
     assert shown.startswith("    ") and shown.strip(), err
     content = bad.files.get(bad.file)
     if isinstance(content, str):  # the line as written (a long one may be cut short)
-        source = content.split("\n")[bad.line - 1].expandtabs(1)
+        source = printable(content.split("\n")[bad.line - 1].expandtabs(1))
         assert source.startswith(shown[4:].removesuffix(" ...")), err
         assert len(shown[4:]) == len(source) or shown.endswith(" ...") or len(source) > 80
     assert caret.startswith("    ") and set(caret.strip()) == {"^"}, err

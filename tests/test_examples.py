@@ -179,3 +179,10 @@ def test_digits_training_accuracy(workdir: Path) -> None:
         labels = data["y"].argmax(axis=1)
     assert math.isclose(float(np.mean(logits.argmax(axis=1) == labels)), accuracy,
                         abs_tol=1e-4)
+
+
+def test_the_packaged_seed_example_is_examples_logistic() -> None:
+    # the package ships the seed's program (examples/ is not installed): one text, two places
+    from tenflang_nb.core.examples import SEED_EXAMPLE
+
+    assert (EXAMPLES / "logistic" / "shape.tf").read_text() == SEED_EXAMPLE

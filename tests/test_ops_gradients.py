@@ -34,6 +34,7 @@ UNARY_POINTS: dict[str, tuple[float, ...]] = {
     "abs": (0.8, -0.8),
     "step": (0.8, -0.8),
     "sign": (0.8, -0.8),
+    "lnz": (1.7, 0.4),
 }
 BINARY_POINTS: dict[str, tuple[tuple[float, float], ...]] = {
     "add": ((0.7, -1.3),),
@@ -323,9 +324,10 @@ def test_broadcasting_with_a_constant(op: str) -> None:
 
 @pytest.mark.parametrize("op", sorted(UNARY_POINTS))
 def test_unary_operator_on_a_matrix(op: str) -> None:
-    positive = op in ("ln", "sqrt")
+    # the operator's own points say its domain: all positive (ln, sqrt) or not
+    positive = min(UNARY_POINTS[op]) > 0
     source, values = _tensor_case(f"{op} A", {"A": (2, 3)}, (2, 3), positive)
-    if op in ("relu", "abs", "step", "sign"):  # keep away from the kink at 0
+    if not positive:  # keep away from 0, where relu, abs, step and sign have their kink
         values["A"] = np.where(values["A"] < 0, -1, 1) * (0.3 + np.abs(values["A"]))
     assert_gradients(source, values)
 

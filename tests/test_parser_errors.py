@@ -10,8 +10,15 @@ from __future__ import annotations
 import pytest
 from conftest import program_text
 
+from tenflang_nb.core.api import compile
 from tenflang_nb.core.errors import Diagnostic, TenFlangError
-from tenflang_nb.core.lexical import MAX_LINE_LENGTH, RESERVED_WORDS, is_name, is_number
+from tenflang_nb.core.lexical import (
+    MAX_LINE_LENGTH,
+    MAX_NAME_LENGTH,
+    RESERVED_WORDS,
+    is_name,
+    is_number,
+)
 from tenflang_nb.core.program import parse
 from tenflang_nb.core.textio import decode
 
@@ -399,8 +406,21 @@ def test_overlong_line() -> None:
 
 
 def test_line_of_exactly_the_maximum_length_is_fine() -> None:
-    name = "x" * (MAX_LINE_LENGTH - len("declare input "))
-    assert parse(f"declare input {name}\n", FILE).names("input") == [name]
+    line = "declare input x  # " + "c" * (MAX_LINE_LENGTH - len("declare input x  # "))
+    assert len(line) == MAX_LINE_LENGTH
+    assert parse(line + "\n", FILE).names("input") == ["x"]
+
+
+def test_names_have_a_length_limit_so_that_every_gcp_line_reads_back() -> None:
+    long = "x" * (MAX_NAME_LENGTH + 1)
+    d = first_error(f"declare input {long}\n")
+    assert f"a name of {MAX_NAME_LENGTH + 1} characters is too long" in d.message
+    w, t = "w" * MAX_NAME_LENGTH, "t" * MAX_NAME_LENGTH
+    source = program_text(f"declare weight {w}", f"declare intvar {t}", "declare loss L",
+                          f"define {t} = mul {w} {w}", f"define L = mul {t} {t}")
+    gcp = compile(parse(source, FILE), full=True)
+    assert max(map(len, gcp.text.splitlines())) <= MAX_LINE_LENGTH
+    assert gcp.program().names("output") == [f"d/L/d/{w}"]
 
 
 # ------------------------------------------------------------------------ shape inference

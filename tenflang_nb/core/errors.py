@@ -6,7 +6,20 @@ returns warnings as diagnostics. The command line and the notebook decide how to
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on (or hide) shown as its escape:
+    a bad file must not drive the terminal through an error message.
+
+    >>> printable("ok\\x1b[31m\\x00 \\u202e!")
+    'ok\\\\x1b[31m\\\\x00 \\\\u202e!'
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in text)
 
 
 @dataclass(frozen=True)
@@ -34,22 +47,36 @@ class Diagnostic:
     hint: str | None = None
 
     def location(self) -> str:
-        return f"{self.file}: line {self.line}" if self.line else self.file
+        file = printable(self.file)
+        return f"{file}: line {self.line}" if self.line else file
 
     def headline(self) -> str:
-        return f"{self.location()}: {self.severity}: {self.message}"
+        return f"{self.location()}: {self.severity}: {printable(self.message)}"
+
+    def printable(self) -> Diagnostic:
+        """This diagnostic as it may be shown: the source line with tabs as one space and
+        control characters escaped, the caret moved to match; message and hint escaped."""
+        if self.source is None:
+            return dataclasses.replace(self, hint=self.hint and printable(self.hint))
+        raw = self.source.expandtabs(1)  # a tab is one column, as the core counts it
+        column = len(printable(raw[:self.column]))
+        length = len(printable(raw[self.column:self.column + self.length]))
+        return dataclasses.replace(self, source=printable(raw), column=column, length=length,
+                                   hint=self.hint and printable(self.hint))
 
     def render(self) -> str:
+        shown_diag = self.printable()
         lines = [self.headline()]
-        if self.source is not None and self.line:
-            shown = self.source.expandtabs(1)
+        if shown_diag.source is not None and self.line:
+            shown = shown_diag.source
             if len(shown) > 200:
                 shown = shown[:200] + " ..."
             lines.append("    " + shown)
-            if self.column <= 200:
-                lines.append("    " + " " * self.column + "^" * max(1, min(self.length, 80)))
-        if self.hint:
-            lines.append(f"    hint: {self.hint}")
+            column, length = shown_diag.column, shown_diag.length
+            if column <= 200:
+                lines.append("    " + " " * column + "^" * max(1, min(length, 80)))
+        if shown_diag.hint:
+            lines.append(f"    hint: {shown_diag.hint}")
         return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ name, in a program, a macro or a vector declaration alike.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -102,6 +103,21 @@ _NAME_RE = re.compile(NAME_PATTERN)
 VECTOR_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MACRO_NAME_RE = VECTOR_NAME_RE
 MACRO_VARIABLE_RE = re.compile(r"[A-Za-z_]+")
+
+
+# Longer names are surely a mistake; the bound keeps every line the compiler writes (a line
+# names at most a few derivatives d/<a>/d/<b>) under MAX_LINE_LENGTH, so it reads back.
+MAX_NAME_LENGTH = 1000
+
+
+def name_length(token: str) -> int:
+    """The length that counts against :data:`MAX_NAME_LENGTH`: of a plain name, or of the
+    longest name inside a derivative ``d/<a>/d/<b>:<k>``.
+
+    >>> name_length("d/L/d/weight:3"), name_length("w.0")
+    (6, 3)
+    """
+    return max(len(part) for part in re.split(r"[/:]", token))
 
 
 def matches_name(token: str) -> bool:
@@ -298,6 +314,22 @@ class TokenLine:
 # ------------------------------------------------------------------------------ shapes
 
 MAX_SHAPE_RANK = 4
+# per example: a variable of 10^9 numbers already needs 8 GB for one example; anything larger
+# is a typo, and would otherwise end in an out-of-memory crash instead of a line number
+MAX_ELEMENTS = 10**9
+
+
+def size_problem(shape: Shape, what: str = "shape") -> str | None:
+    """Why a variable of ``shape`` cannot be (too many numbers per example), or None.
+
+    >>> size_problem((100_000_000, 100_000))
+    'shape [100000000, 100000] is 10,000,000,000,000 numbers per example (at most 1,000,000,000)'
+    """
+    size = math.prod(shape)
+    if size > MAX_ELEMENTS:
+        return (f"{what} {fmt_shape(shape)} is {size:,} numbers per example "
+                f"(at most {MAX_ELEMENTS:,})")
+    return None
 
 
 def parse_shape(text: str) -> Shape:
@@ -324,4 +356,7 @@ def parse_shape(text: str) -> Shape:
         dims.append(int(part))
     if len(dims) > MAX_SHAPE_RANK:
         raise ValueError(f"shapes have at most {MAX_SHAPE_RANK} dimensions")
+    problem = size_problem(tuple(dims))
+    if problem:
+        raise ValueError(problem)
     return tuple(dims)

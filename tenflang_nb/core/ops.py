@@ -224,6 +224,11 @@ def _logistic(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return np.reciprocal(out, out=out)
 
 
+def _lnz(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    # ln 1 = 0 where a = 0: JAX's way of writing pow's exponent partial at a zero base
+    return np.log(np.where(a == 0, 1.0, a), out=out)
+
+
 def _relu(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return np.maximum(a, 0.0, out=out)
 
@@ -407,6 +412,8 @@ def _broadcast_kernel(spec: KernelSpec) -> Kernel:
 
 def _pow_base(e: Emitter, a: Ref, b: Ref, v: Ref) -> Ref:
     if isinstance(b, Const):
+        if b.value == 0:  # a^0 = 1 whatever a is: not 0 * a^-1, which is NaN at a = 0
+            return Const.of(0)
         return e("mul", b, e("pow", a, Const.of(b.value - 1)))
     return e("mul", b, e("pow", a, e("sub", b, Const.of(1))))
 
@@ -481,7 +488,8 @@ OPS_LIST: list[Op] = [
        partials=(lambda e, a, b, v: b, lambda e, a, b, v: a), identities=((0, 1.0), (1, 1.0)),
        batch_mean=_scalar_product_mean, affine_in=(0, 1)),
     Op("pow", 2, "power", "a ^ b", _broadcast, _pow_kernel,
-       partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("ln", a))),
+       # the exponent's partial is 0 where the base is 0 (as PyTorch and JAX): lnz, not ln
+       partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("lnz", a))),
        identities=((1, 1.0),)),
     Op("logistic", 1, "logistic sigmoid", "1 / (1 + exp(-a))", _same, _ufunc(_logistic),
        partials=(lambda e, a, v: e("mul", v, e("sub", Const.of(1), v)),)),
@@ -509,6 +517,9 @@ OPS_LIST: list[Op] = [
        _same, _ufunc(_step), partials=(lambda e, a, v: Const.of(0),), helper=True),
     Op("sign", 1, "sign of a: -1, 0 or 1 (abs's derivative)", "sign(a)", _same,
        _ufunc(np.sign), partials=(lambda e, a, v: Const.of(0),), helper=True),
+    Op("lnz", 1, "ln a, but 0 where a = 0 (pow's exponent partial at a zero base)",
+       "a = 0 ? 0 : ln a", _same, _ufunc(_lnz),
+       partials=(lambda e, a, v: e("div", Const.of(1), a),), helper=True),
     # -- tensors
     Op("matmul", 2, "matrix product of vectors/matrices (as numpy's matmul)", "a @ b",
        _matmul_shape, _matmul_kernel, vjp=(_matmul_vjp_a, _matmul_vjp_b), elementwise=False,

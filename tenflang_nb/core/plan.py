@@ -13,6 +13,7 @@ that do not (weights, constants, and lines computed only from them).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -78,7 +79,16 @@ class Plan:
         names values whose mean over the batch will be asked for (weight gradients), so the
         run can compute them without storing per-example tensors where the maths allows.
         """
-        return Run(self, data, n, means or [])
+        try:
+            return Run(self, data, n, means or [])
+        except MemoryError:
+            program = self.program
+            numbers = n * sum(math.prod(program.shapes[v]) for v in program.decls)
+            raise TenFlangError.at(
+                f"not enough memory to run this program on {n:,} examples (its values "
+                f"take up to {numbers * 8 / 1e9:,.1f} GB)", file=program.file,
+                hint="use fewer examples at a time (--batch-size), or smaller shapes"
+            ) from None
 
 
 class Run:

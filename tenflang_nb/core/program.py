@@ -239,6 +239,11 @@ def _check_define(s: Define, decls: dict[str, Declare], defs: dict[str, Define],
             errors.append(s.src.diag(f"{s.op} of {described}: {exc}", 3))
             failed.add(target)
             return
+    problem = lexical.size_problem(shape, f"the result of {s.op}")
+    if problem:
+        errors.append(s.src.diag(problem, 3))
+        failed.add(target)
+        return
     declared = decls[target].shape
     if declared is not None and declared != shape:
         errors.append(s.src.diag(

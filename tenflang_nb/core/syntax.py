@@ -128,6 +128,10 @@ def _operand(token: str, src: Src, index: int) -> Ref:
 
 
 def _check_name(token: str, src: Src, index: int) -> str:
+    if lexical.name_length(token) > lexical.MAX_NAME_LENGTH:
+        raise TenFlangError([src.diag(
+            f"a name of {lexical.name_length(token)} characters is too long (at most "
+            f"{lexical.MAX_NAME_LENGTH})", index)])
     if is_name(token):
         return token
     if is_keyword(token):

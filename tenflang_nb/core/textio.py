@@ -56,34 +56,94 @@ def read_text(path: str | os.PathLike[str]) -> str:
     return decode(read_bytes(path), os.fspath(path))
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename.
+class OutputFile:
+    """A file written whole or not at all (``with OutputFile(path) as out: out.write(...)``).
 
-    A failure at any point leaves the previous file (or no file) in place, never half a file.
+    A regular file (or a new one) is written to a temporary file beside it and renamed over
+    it at the end, so a failure at any point leaves the previous file (or none), never half a
+    file; it keeps the file's mode (a new one gets what a plain ``open`` would give). A
+    symbolic link is written through: its target is replaced and the link stays. Anything
+    else (``/dev/stdout``, ``/dev/null``, a FIFO) is written directly, as a shell redirection
+    would.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "w.txt"
+    >>> with OutputFile(path) as out:
+    ...     out.write("{w: 1.0}\\n")
+    >>> path.read_text()
+    '{w: 1.0}\\n'
     """
-    target = Path(os.fspath(path))
-    directory = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise TenFlangError.at(f"cannot write: {exc.strerror}", file=str(target)) from None
-    try:
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.name = os.fspath(path)
+        # a device or a pipe (also behind a link: /dev/stdout) is opened as it is named
+        self._direct = os.path.exists(self.name) and not os.path.isfile(self.name)
+        target = Path(self.name if self._direct else os.path.realpath(self.name))
+        self._target = target
+        self._tmp: str | None = None
+        try:
+            if self._direct:
+                self._handle = open(target, "w", encoding="utf-8", newline="\n")
+            else:
+                fd, self._tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                                 dir=target.parent)
+                os.chmod(self._tmp, self._mode(target))
+                self._handle = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        except OSError as exc:
+            raise self._error(exc) from None
+
+    @staticmethod
+    def _mode(target: Path) -> int:
         # mkstemp makes the file private (0600); give it the mode a plain open() would
         try:
-            mode = os.stat(target).st_mode & 0o777
+            return os.stat(target).st_mode & 0o777
         except OSError:
             umask = os.umask(0)
             os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException as exc:
+            return 0o666 & ~umask
+
+    def _error(self, exc: OSError) -> TenFlangError:
+        return TenFlangError.at(f"cannot write: {exc.strerror}", file=self.name)
+
+    def write(self, text: str) -> None:
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise TenFlangError.at(f"cannot write: {exc.strerror}", file=str(target)) from None
-        raise
+            self._handle.write(text)
+        except OSError as exc:
+            self.discard()
+            raise self._error(exc) from None
+
+    def commit(self) -> None:
+        """Close the file and put it in place."""
+        try:
+            self._handle.close()
+            if self._tmp is not None:
+                os.replace(self._tmp, self._target)
+                self._tmp = None
+        except OSError as exc:
+            self.discard()
+            raise self._error(exc) from None
+
+    def discard(self) -> None:
+        """Close and forget what was written (the previous file, if any, stays)."""
+        self._handle.close()
+        if self._tmp is not None:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+            self._tmp = None
+
+    def __enter__(self) -> OutputFile:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (see :class:`OutputFile`)."""
+    with OutputFile(path) as out:
+        out.write(text)

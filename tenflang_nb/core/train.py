@@ -22,7 +22,7 @@ from typing import Generic, TypeVar, overload
 import numpy as np
 
 from .errors import ComputeError, Diagnostic, TenFlangError
-from .lexical import adjoint_name
+from .lexical import adjoint_name, fmt_shape
 from .optimizers import OPTIMIZERS, OptimizerState
 from .plan import Plan, batch_mean
 from .program import Program, ancestors
@@ -180,11 +180,16 @@ def initial_weights(shapes: Mapping[str, tuple[int, ...]], init: str = "auto", s
     weights: Weights = {}
     for name, shape in shapes.items():
         draw = init == "normal" or (init == "auto" and len(shape) >= 2)
-        if draw:
-            s = scale if scale is not None else 1.0 / np.sqrt(shape[0] if shape else 1)
-            value = rng.normal(0.0, s, size=shape)
-        else:
-            value = np.zeros(shape)
+        try:
+            if draw:
+                s = scale if scale is not None else 1.0 / np.sqrt(shape[0] if shape else 1)
+                value = rng.normal(0.0, s, size=shape)
+            else:
+                value = np.zeros(shape)
+        except MemoryError:
+            raise TenFlangError([Diagnostic(
+                f"not enough memory for the weight '{name}' of shape {fmt_shape(shape)}")]
+            ) from None
         weights[name] = float(value) if shape == () else value
     return weights
 
@@ -341,6 +346,15 @@ class GradientDescent:
         raise ComputeError([bad.src.diag(
             f"first NaN or infinite value {where} appeared on this line", 1, hint=hint)])
 
+    def _nonfinite_weight(self, w: str) -> None:
+        # a finite gradient times a huge learning rate can overflow: reported like a NaN in
+        # the loss, never trained on (a weight of inf makes every gradient 0: "converged")
+        decl = self.gcp.decls[w]
+        raise ComputeError([decl.src.diag(
+            f"weight '{w}' became NaN or infinite at iteration {self.state.iterations + 1} "
+            f"(the update from iteration {self.state.iterations} overflowed)", 2,
+            hint="try a smaller learning rate")])
+
     def step(self) -> Record:
         """Evaluate the gradient; stop if it is ~0 or max-iter is reached, else update."""
         state, s = self.state, self.settings
@@ -356,12 +370,15 @@ class GradientDescent:
         elif state.iterations >= s.max_iter:
             state.done = True
         else:
-            steps = OPTIMIZERS[s.optimizer].step(state.optimizer, grads, lr=s.lr,
-                                                 momentum=s.momentum)
-            with np.errstate(all="ignore"):  # a non-finite result is caught next evaluation
-                for w, step in steps.items():
-                    new = state.weights[w] - step
-                    state.weights[w] = float(new) if np.ndim(new) == 0 else new
+            with np.errstate(all="ignore"):  # overflow is checked just below
+                steps = OPTIMIZERS[s.optimizer].step(state.optimizer, grads, lr=s.lr,
+                                                     momentum=s.momentum)
+                updated = {w: state.weights[w] - step for w, step in steps.items()}
+            for w, new in updated.items():
+                if not np.all(np.isfinite(new)):
+                    self._nonfinite_weight(w)
+            for w, new in updated.items():
+                state.weights[w] = float(new) if np.ndim(new) == 0 else new
             state.iterations += 1
         return record
 

@@ -12,7 +12,10 @@ render what it computed: no view calls back into a method that renders.
 >>> len(net.history), net.result is result, net.weights == result.weights
 (51, True, True)
 >>> net.evaluate([{"x": 0.0}])
-[{'o': 0.5, 'lambda': None}]
+#  x  o    lambda
+0  0  0.5  null
+>>> net.evaluate([{"x": 0.0}]) == [{"o": 0.5, "lambda": None}]
+True
 """
 
 from __future__ import annotations
@@ -90,6 +93,14 @@ class Evaluation(list):  # type: ignore[type-arg]
     def _repr_html_(self) -> str:
         return views.evaluation_html(self)
 
+    # a table with numbers to 6 digits, not the list's full-precision floats: what a terminal
+    # shows, and a saved notebook's text/plain (whose last digits would move with the CPU)
+    def __repr__(self) -> str:
+        return views.evaluation_text(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
 
 class GradCheck(list):  # type: ignore[type-arg]
     """Rows ``{weight, gcp, numeric, rel_error, ok}``: the GCP's gradient against central
@@ -110,6 +121,12 @@ class GradCheck(list):  # type: ignore[type-arg]
 
     def _repr_html_(self) -> str:
         return views.gradcheck_html(self)
+
+    def __repr__(self) -> str:
+        return views.gradcheck_text(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
 
 
 class TenFlangModel:

@@ -27,15 +27,22 @@ from .views_code import listing_expanded, side_by_side
 from .views_diag import error_view
 from .views_graph import graph_html, layout_graph, order_html
 from .views_html import Rendered, esc, new_prefix, page
-from .views_tables import fmt_short, fmt_value, table_html, weights_html
+from .views_tables import (
+    fmt_rel_error,
+    fmt_short,
+    fmt_value,
+    table_html,
+    table_text,
+    weights_html,
+)
 
 if TYPE_CHECKING:
     from .model import Evaluation, GradCheck, TenFlangModel
 
 __all__ = [
     "VIEWS", "View", "ViewOptions", "default_views", "describe_views", "dot_source",
-    "evaluation_html", "gradcheck_html", "model_html", "parse_views", "program_view",
-    "training_summary", "values_view",
+    "evaluation_html", "evaluation_text", "gradcheck_html", "gradcheck_text", "model_html",
+    "parse_views", "program_view", "training_summary", "values_view",
 ]
 
 
@@ -243,19 +250,41 @@ def training_summary(model: TenFlangModel) -> Rendered:
     return Rendered(page(body, new_prefix(body), interactive=False), plain)
 
 
-def evaluation_html(evaluation: Evaluation) -> str:
-    """Inputs then outputs/loss, one row per input record."""
+def _evaluation_rows(evaluation: Evaluation) -> tuple[list[dict[str, Any]], list[str]]:
     inputs = evaluation.inputs
     rows = [{"#": i, **inputs.record(i), **r} for i, r in enumerate(evaluation)]
     results = list(evaluation[0]) if evaluation else []
-    columns = ["#", *inputs.names, *[r for r in results if r not in inputs.names]]
+    return rows, ["#", *inputs.names, *[r for r in results if r not in inputs.names]]
+
+
+def evaluation_html(evaluation: Evaluation) -> str:
+    """Inputs then outputs/loss, one row per input record."""
+    rows, columns = _evaluation_rows(evaluation)
     return page(table_html(rows, columns, name_columns=("#",)), new_prefix(str(rows)),
                 interactive=False)
 
 
+def evaluation_text(evaluation: Evaluation) -> str:
+    """The same table as text, numbers to 6 digits (as the HTML)."""
+    return table_text(*_evaluation_rows(evaluation))
+
+
+GRADCHECK_COLUMNS = ["weight", "gcp", "numeric", "rel_error", "ok"]
+
+
+def _gradcheck_rows(check: GradCheck) -> list[dict[str, Any]]:
+    return [{**r, "rel_error": fmt_rel_error(r["rel_error"]),
+             "ok": "ok" if r["ok"] else "MISMATCH"} for r in check]
+
+
+def gradcheck_text(check: GradCheck) -> str:
+    """The gradient check as text (what ``print`` and a terminal show)."""
+    return table_text(_gradcheck_rows(check), GRADCHECK_COLUMNS)
+
+
 def gradcheck_html(check: GradCheck) -> str:
     """The gradient check table, failing rows marked."""
-    rows = [{**r, "ok": "ok" if r["ok"] else "MISMATCH"} for r in check]
+    rows = _gradcheck_rows(check)
     classes = {i: "tf-fail" for i, r in enumerate(check) if not r["ok"]}
     verdict = ('<span class="tf-ok">all gradients agree</span>' if check.ok
                else '<span class="tf-fail">some gradients disagree</span>')
@@ -264,7 +293,6 @@ def gradcheck_html(check: GradCheck) -> str:
     if check.skipped:
         note += f"{check.skipped} more tensor entries not checked."
     body = (f"<div>{verdict}</div>"
-            + table_html(rows, ["weight", "gcp", "numeric", "rel_error", "ok"],
-                         name_columns=("weight",), classes=classes)
+            + table_html(rows, GRADCHECK_COLUMNS, name_columns=("weight",), classes=classes)
             + f'<div class="tf-note">{esc(note)}</div>')
     return page(body, new_prefix(body), interactive=False)

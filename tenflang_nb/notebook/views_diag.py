@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.errors import Diagnostic, TenFlangError
+from ..core.errors import Diagnostic, TenFlangError, printable
 from .views_code import source_lines
 from .views_html import Rendered, esc, new_prefix, page
 
@@ -29,6 +29,7 @@ def diagnostic_html(d: Diagnostic, lines: Sequence[str] | None = None) -> str:
     ``lines`` are the cell's lines; without them (or for another file) only the offending
     line, which the diagnostic carries itself, is shown.
     """
+    d = d.printable()
     rows: list[str] = []
     if d.line and d.source is not None:
         width = len(str(d.line + CONTEXT))
@@ -36,8 +37,9 @@ def diagnostic_html(d: Diagnostic, lines: Sequence[str] | None = None) -> str:
         first = max(1, d.line - CONTEXT) if own else d.line
         last = min(len(lines), d.line + CONTEXT) if own and lines is not None else d.line
         for n in range(first, last + 1):
-            text = d.source if n == d.line or lines is None else lines[n - 1]
-            text = text.expandtabs(1)  # as the core does: columns stay valid
+            # as the core shows it: tabs one column wide, control characters escaped
+            text = (d.source if n == d.line or lines is None
+                    else printable(lines[n - 1].expandtabs(1)))
             mark = "&gt;" if n == d.line else " "
             css = ' class="tf-bad"' if n == d.line else ""
             rows.append(f'<span{css} data-tf-line="{n}">{mark} {n:>{width}} | {esc(text)}</span>')
@@ -47,8 +49,7 @@ def diagnostic_html(d: Diagnostic, lines: Sequence[str] | None = None) -> str:
     listing = "<pre>" + "\n".join(rows) + "</pre>" if rows else ""
     hint = f'<div class="tf-hint">hint: {esc(d.hint)}</div>' if d.hint else ""
     return (f'<div class="tf-diag tf-{esc(d.severity)}" data-tf-diag-line="{d.line}">'
-            f'<div class="tf-diag-head">{esc(d.location())}: {esc(d.severity)}: '
-            f"{esc(d.message)}</div>{listing}{hint}</div>")
+            f'<div class="tf-diag-head">{esc(d.headline())}</div>{listing}{hint}</div>')
 
 
 def error_view(err: TenFlangError, source: str | None = None, title: str = "") -> Rendered:
@@ -72,8 +73,8 @@ def warnings_view(diagnostics: Sequence[Diagnostic]) -> Rendered | None:
     if not diagnostics:
         return None
     items = "".join(
-        f'<li data-tf-line="{d.line}">{esc(d.location())}: {esc(d.message)}'
-        + (f" <i>(hint: {esc(d.hint)})</i>" if d.hint else "") + "</li>"
+        f'<li data-tf-line="{d.line}">{esc(d.location())}: {esc(printable(d.message))}'
+        + (f" <i>(hint: {esc(printable(d.hint))})</i>" if d.hint else "") + "</li>"
         for d in diagnostics)
     count = f"{len(diagnostics)} warning{'s' if len(diagnostics) != 1 else ''}"
     body = f'<div class="tf-warnings"><b>⚠ {count}</b><ul>{items}</ul></div>'

@@ -14,8 +14,8 @@ import numpy as np
 from ..core.lexical import NULL
 from .views_html import esc
 
-__all__ = ["MAX_WEIGHT_ROWS", "fmt_short", "fmt_value", "table_html", "weight_text",
-           "weights_html"]
+__all__ = ["MAX_WEIGHT_ROWS", "fmt_rel_error", "fmt_short", "fmt_value", "table_html",
+           "table_text", "weight_text", "weights_html"]
 
 MAX_WEIGHT_ROWS = 20
 
@@ -51,6 +51,35 @@ def fmt_short(value: Any, digits: int = 4) -> str:
         return fmt_value(array, digits)
     head = ", ".join(f"{x:.{digits - 1}g}" for x in array.ravel()[:3])
     return f"[{head}, …]"
+
+
+def fmt_rel_error(rel: float) -> str:
+    """A relative error as a student reads it: below 1e-6 it is rounding noise (its digits
+    differ from machine to machine), so only that it is tiny is shown.
+
+    >>> fmt_rel_error(3.2e-10), fmt_rel_error(0.0), fmt_rel_error(0.0123456)
+    ('< 1e-06', '0', '0.012')
+    """
+    if rel == 0:
+        return "0"
+    if rel < 1e-6:
+        return "< 1e-06"
+    return f"{rel:.2g}"
+
+
+def table_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """Rows of dicts as a plain-text table (what a terminal, or ``text/plain``, shows).
+
+    >>> print(table_text([{"w": "a", "v": 0.5}, {"w": "bb", "v": None}], ["w", "v"]))
+    w   v
+    a   0.5
+    bb  null
+    """
+    cells = [[str(c) for c in columns]]
+    cells += [[fmt_value(row.get(c, "")) for c in columns] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                     for r in cells)
 
 
 def table_html(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, *,

@@ -1,0 +1,218 @@
+/**
+ * TenFlang as a CodeMirror 6 language: a line tokenizer mirroring the Pygments lexer
+ * (tenflang_nb/lexer.py), plus the `%%tenflang` magic line that opens a notebook cell.
+ *
+ * Every token gets a TenFlang tag whose parent is a standard tag, so JupyterLab's own
+ * highlight style (and any theme) colours it, while `tenflangClasses` adds a stable
+ * `cm-tenflang-<category>` class that tests and user CSS can rely on.
+ */
+import { LanguageSupport, StreamLanguage, syntaxHighlighting } from '@codemirror/language';
+import type { StringStream } from '@codemirror/language';
+import { Tag, tagHighlighter, tags as t } from '@lezer/highlight';
+
+import { WORDS } from './words';
+
+/** The word lists written by `python -m tenflang_nb.editor_words` (see src/words.ts). */
+export interface IWords {
+  /** `declare`, `define`, `declare_vector`, `define_vector`. */
+  instructions: string[];
+  /** The macro directive, `#macro` (one word). */
+  macro: string[];
+  /** Variable kinds: `input`, `weight`, `loss`, ... */
+  kinds: string[];
+  /** Every operator keyword, aliases included. */
+  operators: string[];
+  /** The other reserved words: `dot`, `reduce_vector`, `inf`, `null`, ... */
+  reserved: string[];
+  /** The cell magics' options that take no value (`--full`, `--no-live`). */
+  flags: string[];
+}
+
+/** A cell is TenFlang when its first line calls `%%tenflang` or a sibling `%%tenflang_<x>`. */
+export const MAGIC_LINE = /^%%tenflang(?:_\w+)?(?=\s|$)/;
+
+// Parents are tags JupyterLab's highlight style colours (see its jupyterHighlightStyle). A
+// modified tag cannot be a parent: those categories modify a TenFlang sub-tag instead, which
+// a style for the modified parent (t.standard(t.variableName)) still matches.
+const TAGS = {
+  magic: Tag.define(t.meta),
+  model: t.definition(Tag.define(t.variableName)),
+  option: Tag.define(t.attributeName),
+  value: Tag.define(t.string),
+  instruction: Tag.define(t.keyword),
+  macro: Tag.define(t.meta),
+  kind: Tag.define(t.atom),
+  operator: t.standard(Tag.define(t.variableName)),
+  reserved: Tag.define(t.keyword),
+  derivative: t.special(Tag.define(t.variableName)),
+  name: Tag.define(t.variableName),
+  number: Tag.define(t.number),
+  equals: Tag.define(t.definitionOperator),
+  punctuation: Tag.define(t.punctuation),
+  comment: Tag.define(t.lineComment),
+  invalid: Tag.define(t.invalid)
+};
+export type Category = keyof typeof TAGS;
+
+/** Adds `cm-tenflang-<category>` to every TenFlang token, next to the theme's classes. */
+export const tenflangClasses = tagHighlighter(
+  (Object.keys(TAGS) as Category[]).map(category => ({
+    tag: TAGS[category],
+    class: `cm-tenflang-${category}`
+  }))
+);
+
+const INSTRUCTIONS = new Set(WORDS.instructions);
+const KINDS = new Set(WORDS.kinds);
+const OPERATORS = new Set(WORDS.operators);
+const RESERVED = new Set(WORDS.reserved);
+const FLAGS = new Set(WORDS.flags);
+
+function escape(word: string): string {
+  return word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+// As in lexer.py: a word ends where a name could not go on ('.' in w.0, '/' and ':' in d/L/d/v:0).
+const END = '(?![A-Za-z0-9_./:])';
+const NAME = '[A-Za-z_][A-Za-z0-9_.]*';
+const DERIVATIVE = new RegExp(`^d/${NAME}/d/${NAME}(?::[0-9]+)?${END}`);
+const WORD = new RegExp(`^${NAME}${END}`);
+const MACRO = new RegExp(`^(?:${WORDS.macro.map(escape).join('|')})${END}`);
+const NUMBER = new RegExp(
+  `^[+-]?(?:(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+(?:[eE][+-]?[0-9]+)?)${END}`
+);
+// Heads of statements whose `= WORD operand...` applies an operator (or a macro).
+const APPLYING = new Set(['define', 'define_vector', ...WORDS.macro]);
+
+interface IState {
+  /** 1-based number of the line being read: line 1 may be the magic line. */
+  line: number;
+  /** This line is the `%%tenflang` line. */
+  magic: boolean;
+  /** Magic line: the previous word was an option that takes a value. */
+  wantValue: boolean;
+  /** First word of the current statement (a line, or a part of a `#macro` line). */
+  head: string;
+  /** The previous token was `=`. */
+  afterEquals: boolean;
+}
+
+function newLine(state: IState): void {
+  state.line += 1;
+  state.wantValue = false;
+  state.head = '';
+  state.afterEquals = false;
+}
+
+function magicToken(stream: StringStream, state: IState): Category {
+  if (stream.sol()) {
+    stream.match(/^\S+/);
+    return 'magic';
+  }
+  const option = stream.match(/^--?[A-Za-z0-9_-]+/) as RegExpMatchArray | null;
+  if (option) {
+    state.wantValue = !FLAGS.has(option[0]);
+    return 'option';
+  }
+  if (stream.eat('=')) {
+    return 'equals'; // --lr=0.5: the value follows
+  }
+  stream.match(/^\S+/);
+  const category = state.wantValue ? 'value' : 'model';
+  state.wantValue = false;
+  return category;
+}
+
+function wordCategory(
+  word: string,
+  stream: StringStream,
+  head: string,
+  afterEquals: boolean
+): Category {
+  if (INSTRUCTIONS.has(word)) {
+    return 'instruction';
+  }
+  if (KINDS.has(word)) {
+    return 'kind';
+  }
+  if (OPERATORS.has(word)) {
+    return 'operator';
+  }
+  if (RESERVED.has(word)) {
+    return 'reserved';
+  }
+  // Not (yet) in the bundled list, but where an operator goes: `define n = OP operand`.
+  // An operator added to the Python table is then coloured before the bundle is rebuilt.
+  if (afterEquals && APPLYING.has(head) && stream.match(/^[ \t]+[^\s#;]/, false)) {
+    return 'operator';
+  }
+  return 'name';
+}
+
+function programToken(stream: StringStream, state: IState): Category {
+  const macro = stream.match(MACRO) as RegExpMatchArray | null;
+  if (macro) {
+    state.head = macro[0];
+    return 'macro';
+  }
+  if (stream.peek() === '#') {
+    stream.skipToEnd();
+    return 'comment';
+  }
+  const afterEquals = state.afterEquals;
+  state.afterEquals = false;
+  if (stream.eat(';')) {
+    state.head = ''; // a #macro line holds several statements
+    return 'punctuation';
+  }
+  if (stream.eat(/[[\],]/)) {
+    return 'punctuation';
+  }
+  if (stream.eat('=')) {
+    state.afterEquals = true;
+    return 'equals';
+  }
+  if (stream.match(DERIVATIVE)) {
+    return 'derivative';
+  }
+  if (stream.match(NUMBER)) {
+    return 'number';
+  }
+  const word = stream.match(WORD) as RegExpMatchArray | null;
+  if (word) {
+    const category = wordCategory(word[0], stream, state.head, afterEquals);
+    if (!state.head) {
+      state.head = word[0];
+    }
+    return category;
+  }
+  // The checker reports anything else; show it as one token up to the next separator.
+  if (!stream.match(/^[^\s[\],;=#]+/)) {
+    stream.next();
+  }
+  return 'invalid';
+}
+
+/** The TenFlang stream language (its parse is line by line, like the language). */
+export const tenflangLanguage = StreamLanguage.define<IState>({
+  name: 'tenflang',
+  startState: () => ({ line: 0, magic: false, wantValue: false, head: '', afterEquals: false }),
+  blankLine: state => newLine(state),
+  token(stream, state) {
+    if (stream.sol()) {
+      newLine(state);
+      state.magic = state.line === 1 && Boolean(stream.match(/^%%/, false));
+    }
+    if (stream.eatSpace()) {
+      return null;
+    }
+    return state.magic ? magicToken(stream, state) : programToken(stream, state);
+  },
+  languageData: { commentTokens: { line: '#' } },
+  tokenTable: TAGS
+});
+
+/** TenFlang with its highlighting classes, as one extension for an editor. */
+export const tenflang = new LanguageSupport(tenflangLanguage, [
+  syntaxHighlighting(tenflangClasses)
+]);
