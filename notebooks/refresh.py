@@ -4,7 +4,10 @@
     .venv/bin/python notebooks/refresh.py 02_backprop_by_hand.ipynb
 
 Each notebook runs top to bottom in a fresh kernel (in this folder, as Jupyter would run it).
-Then what should not be committed is removed: the widget state (``metadata.widgets``), the
+A live training run goes on after its cell, until the kernel is shut down; so that its saved
+picture shows a curve (and the same one every time) a last, unsaved cell stops every live run
+at iteration :data:`LIVE_STOP_AT`, as if Stop had been pressed there. Then what should not be
+committed is removed: the widget state (``metadata.widgets``), the
 widget views in outputs (without their state they would show "model not found"; what remains
 is each panel's static HTML snapshot), and nbclient's per-cell timings. Then check it with
 ``pytest tests/test_notebooks_clean.py`` and nbval (see scripts/test).
@@ -18,6 +21,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+LIVE_STOP_AT = 10_000
+STOP_LIVE_RUNS = ("from tenflang_nb.notebook.panel import stop_live_runs\n"
+                  f"stop_live_runs(at_iteration={LIVE_STOP_AT});")
 
 
 def clean(nb: dict) -> dict:
@@ -37,10 +43,13 @@ def refresh(path: Path, timeout: int = 300) -> float:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
+    # run in the same kernel, after the last cell; its picture updates reach the live cells
+    nb.cells.append(nbformat.v4.new_code_cell(STOP_LIVE_RUNS))
     started = time.perf_counter()
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     elapsed = time.perf_counter() - started
+    nb.cells.pop()
     nbformat.write(clean(nb), path)
     return elapsed
 

@@ -4,7 +4,9 @@ JupyterLab is started as ``jupyter-lab`` itself (the ``jupyter lab`` launcher's 
 outlive a kill) on 127.0.0.1, on a port that was free a moment ago, with a token, its own root
 folder and its own settings, config, runtime and workspace folders, so nothing the developer
 has configured (or an open Lab) changes what the test sees, and nothing the test does is
-saved anywhere that outlives it.
+saved anywhere that outlives it. Its data folder is its own too, and with it the database of
+trusted notebooks (``nbsignatures.db``): a notebook is untrusted there unless something the
+test runs signs it, whatever the developer trusted before.
 """
 
 from __future__ import annotations
@@ -108,39 +110,48 @@ def has_notebook7() -> bool:
         return False
 
 
-def write_lab_settings(settings_dir: Path) -> None:
-    """Write :data:`LAB_SETTINGS` as user settings under ``settings_dir``."""
-    for relative, values in LAB_SETTINGS.items():
+def write_lab_settings(settings_dir: Path,
+                       settings: dict[str, dict[str, Any]] | None = None) -> None:
+    """Write ``settings`` (default :data:`LAB_SETTINGS`) as user settings under
+    ``settings_dir``."""
+    for relative, values in (LAB_SETTINGS if settings is None else settings).items():
         path = settings_dir / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values, indent=2), "utf-8")
 
 
 @contextmanager
-def jupyter_lab(root: Path, state: Path, timeout: float = 60.0, app: str = "lab"
-                ) -> Iterator[LabServer]:
+def jupyter_lab(root: Path, state: Path, timeout: float = 60.0, app: str = "lab", *,
+                launcher: list[str] | None = None,
+                settings: dict[str, dict[str, Any]] | None = None,
+                env_extra: dict[str, str] | None = None) -> Iterator[LabServer]:
     """Run JupyterLab (or, with ``app="notebook"``, Notebook 7) serving ``root``; all its own
     files live under ``state``.
 
-    Stops it with SIGTERM (then SIGKILL) by PID when the block ends, whatever happened.
+    ``launcher`` starts it instead of ``jupyter-lab`` (e.g. ``scripts/lab``, which must end
+    by exec-ing it, take the options after its own and add ``--allow-root`` itself);
+    ``settings`` replace :data:`LAB_SETTINGS`. Stops it with SIGTERM (then SIGKILL) by PID
+    when the block ends, whatever happened.
     """
     port, token = free_port(), secrets.token_hex(16)
     dirs = {name: state / name for name in ("settings", "workspaces", "config", "runtime",
-                                            "ipython")}
+                                            "ipython", "data")}
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
-    write_lab_settings(dirs["settings"])
+    write_lab_settings(dirs["settings"], settings)
     env = dict(os.environ)
     env.update({
         "JUPYTER_CONFIG_DIR": str(dirs["config"]),
         "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
+        "JUPYTER_DATA_DIR": str(dirs["data"]),  # the trust database lives here
         "IPYTHONDIR": str(dirs["ipython"]),
         "JUPYTER_PLATFORM_DIRS": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     })
     env.pop("JUPYTER_TOKEN", None)
+    env.update(env_extra or {})
     argv = [
-        *_app_executable(app),
+        *(launcher or _app_executable(app)),
         "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}", "--ServerApp.allow_remote_access=False",
@@ -157,8 +168,8 @@ def jupyter_lab(root: Path, state: Path, timeout: float = 60.0, app: str = "lab"
             f"--JupyterNotebookApp.user_settings_dir={dirs['settings']}",
             f"--JupyterNotebookApp.workspaces_dir={dirs['workspaces']}",
         ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers and CI often run as root
-        argv.append("--allow-root")
+    if launcher is None and hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers and CI often run as root
     log = state / "jupyter-lab.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(argv, cwd=root, env=env, stdout=out,
@@ -221,12 +232,13 @@ def wait_for_kernel(server: LabServer, notebook: str, timeout: float = 60.0) -> 
                        f"sessions: {sessions}\n{server.log_tail()}")
 
 
-def prepare_root(repo: Path, root: Path, notebook: str) -> Path:
-    """A scratch root for Lab: a copy of ``notebooks/<notebook>`` (so nothing Lab saves
-    reaches the repository) next to a link to the repository's ``examples/`` (the notebooks
-    read ``../examples/...``). Returns the notebook's path under the root."""
+def prepare_root(repo: Path, root: Path, notebook: str, *more: str) -> Path:
+    """A scratch root for Lab: a copy of ``notebooks/<notebook>`` (and of ``more``: so nothing
+    Lab saves reaches the repository) next to a link to the repository's ``examples/`` (the
+    notebooks read ``../examples/...``). Returns the (first) notebook's path under the root."""
     (root / "notebooks").mkdir(parents=True, exist_ok=True)
-    target = root / "notebooks" / notebook
-    shutil.copy2(repo / "notebooks" / notebook, target)
+    for name in (notebook, *more):
+        shutil.copy2(repo / "notebooks" / name, root / "notebooks" / name)
     (root / "examples").symlink_to(repo / "examples", target_is_directory=True)
-    return target
+    return root / "notebooks" / notebook
+

@@ -121,6 +121,16 @@ def test_fresh_binder_environment_runs_every_notebook(tmp_path: Path) -> None:
     timings["install"] = time.monotonic() - started
     if (repo / "binder" / "postBuild").exists():
         _run(["bash", "binder/postBuild"], repo, env, 300)
+        # it trusted the tutorials, in this user's trust database, which the server reads
+        check = ("import sys, nbformat\nfrom nbformat.sign import NotebookNotary\n"
+                 "notary = NotebookNotary()\n"
+                 "print(all(notary.check_signature(nbformat.read(p, 4)) for p in sys.argv[1:]))")
+        names = [str(repo / "notebooks" / p.name) for p in NOTEBOOKS]
+        trusted = _run([str(venv / "bin" / "python"), "-c", check, *names], repo, env, 60)
+        assert trusted.stdout.strip() == "True", "postBuild did not trust the tutorials"
+        overrides = venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+        settings = json.loads(overrides.read_text())["@jupyterlab/apputils-extension:notification"]
+        assert settings["fetchNews"] == "false"
 
     started = time.monotonic()
     runner = tmp_path / "run_notebooks.py"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Any
 import pytest
 from browser_support import (
     CHROMIUM_FLAGS,
+    LAB_SETTINGS,
     LabServer,
     chromium_path,
     has_notebook7,
@@ -208,6 +211,205 @@ def test_tour_notebook_in_jupyterlab(lab: tuple[LabServer, str], page: Page) -> 
     print(f"\n{n_cells} code cells ran in {executed:.1f} s; live run stopped at iteration "
           f"{stopped_at}, resumed, stopped again at {final}.\n"
           f"screenshots: {shot_graph}\n             {shot_live}")
+
+
+# --- the committed tutorials, opened untrusted, nothing run ----------------------------------
+
+TUTORIALS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9]*.ipynb"))
+# what each kind of stored output is, by a class only its HTML has
+GRAPH, LISTING, PANEL = "tf-graph-png", "tf-code", "tenflang-training-panel"
+NUMBERED = re.compile(r"^ *(\d+)  \S?")
+
+
+def _stored_html(notebook: str) -> list[str]:
+    """The ``text/html`` of every output stored in the committed notebook."""
+    nb = json.loads((REPO / "notebooks" / notebook).read_text("utf-8"))
+    found = []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            html = out.get("data", {}).get("text/html")
+            if html is not None:
+                found.append("".join(html) if isinstance(html, list) else html)
+    return found
+
+
+def _count(htmls: list[str], cls: str) -> int:
+    return sum(len(re.findall(rf'class="[^"]*\b{re.escape(cls)}\b|class=\'{cls}\'', h))
+               for h in htmls)
+
+
+@pytest.fixture(scope="module")
+def tutorials_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LabServer, Path]]:
+    """One JupyterLab serving scratch copies of every tutorial, none of them trusted (its
+    trust database is its own and empty); yields (server, its state folder)."""
+    tmp = tmp_path_factory.mktemp("tutorials")
+    prepare_root(REPO, tmp / "root", *TUTORIALS)
+    with jupyter_lab(tmp / "root", tmp / "lab") as server:
+        yield server, tmp / "lab"
+
+
+def _open_saved(page: Page, server: LabServer, notebook: str, outputs: int) -> None:
+    """Open ``notebook`` and wait until its ``outputs`` stored HTML outputs are rendered."""
+    # reset: not the workspace of the last test, with its notebook open in another tab
+    page.goto(server.url(f"lab/tree/notebooks/{notebook}?reset"))
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+    html_outputs = page.locator(".jp-Notebook .jp-OutputArea-output[data-mime-type='text/html']")
+    _wait_for(lambda: html_outputs.count() >= outputs, 30, f"{outputs} HTML outputs")
+    # images decode after they are attached
+    page.wait_for_function("() => [...document.querySelectorAll('.jp-Notebook img')]"
+                           ".every(i => i.complete)")
+
+
+def _shot(page: Page, target: Locator, name: str) -> Path:
+    target.evaluate("element => element.scrollIntoView({block: 'start'})")
+    time.sleep(0.3)
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def _assert_reads_line_by_line(text: str, what: str) -> int:
+    """Each line of a listing's text: its number (1, 2, ...), two spaces, one statement."""
+    lines = text.rstrip("\n").split("\n")
+    numbers = []
+    for line in lines:
+        match = NUMBERED.match(line)
+        assert match, f"{what}: a line without its number: {line!r}"
+        numbers.append(int(match.group(1)))
+        statements = re.findall(r"\b(?:declare|define)\b", line)
+        assert len(statements) <= 1, f"{what}: two statements on one line: {line!r}"
+    assert numbers == list(range(1, len(lines) + 1)), f"{what}: line numbers {numbers[:20]}"
+    return len(lines)
+
+
+@pytest.mark.parametrize("notebook", TUTORIALS)
+def test_committed_tutorial_reads_untrusted(tutorials_lab: tuple[LabServer, Path],
+                                            page: Page, notebook: str) -> None:
+    """What a student sees on Binder or after a download, before running anything: JupyterLab
+    sanitizes every stored HTML output (no style, script or svg), yet the graph is drawn (its
+    PNG), listings read one numbered statement per line, the legend's kinds are words beside
+    real swatches, errors show their caret, and a saved training panel shows its curve and
+    says it is a saved picture."""
+    server, _state = tutorials_lab
+    stored = _stored_html(notebook)
+    expected = {kind: _count(stored, kind) for kind in (GRAPH, LISTING, PANEL)}
+    if notebook.startswith("01_"):  # the tour has every kind: the test cannot pass vacuously
+        assert all(expected.values()), expected
+    _open_saved(page, server, notebook, len(stored))
+    notebook_area = page.locator(".jp-Notebook")
+    name = notebook.split("_")[0]
+
+    # sanitized: our stylesheet, scripts and inline SVG are gone
+    assert notebook_area.locator(".jp-OutputArea-output style").count() == 0, "trusted?"
+    assert notebook_area.locator(".jp-OutputArea-output script").count() == 0
+    assert notebook_area.locator("svg.tf-svg").count() == 0
+
+    shots = []
+    # the graph: its picture, decoded and drawn at a readable size; the SVG's loose text hidden
+    graphs = notebook_area.locator(".tf-graph")
+    assert notebook_area.locator(f"img.{GRAPH}").count() == expected[GRAPH]
+    for i in range(graphs.count()):
+        graph = graphs.nth(i)
+        image = graph.locator(f"img.{GRAPH}")
+        expect(image).to_be_visible()
+        natural = image.evaluate("i => [i.naturalWidth, i.naturalHeight]")
+        box = image.bounding_box()
+        assert natural[0] > 100 and box is not None and box["width"] > 100, (natural, box)
+        expect(graph.locator(".tf-styled-only")).to_be_hidden()
+        assert "input" not in graph.inner_text(), "the SVG's text leaked into the output"
+        legend = graph.locator("xpath=..").locator(".tf-legend")
+        words = legend.inner_text().split()
+        assert "input" in words and "weight" in words, f"legend reads {words}"
+        for j in range(legend.locator(".tf-swatch").count()):
+            swatch = legend.locator(".tf-swatch").nth(j).bounding_box()
+            assert swatch and swatch["width"] >= 9 and swatch["height"] >= 9, \
+                f"a legend swatch is {swatch}: a bare bar?"
+    if graphs.count():
+        shots.append(_shot(page, graphs.first.locator("xpath=.."), f"untrusted_{name}_graph"))
+
+    # listings: one numbered statement per line, as many lines as their heading says
+    listings = notebook_area.locator(f"pre.{LISTING}")
+    assert listings.count() == expected[LISTING]
+    for i in range(listings.count()):
+        listing = listings.nth(i)
+        n = _assert_reads_line_by_line(listing.inner_text(), f"{notebook} listing {i}")
+        heading = listing.locator("xpath=preceding-sibling::h4[1]")
+        if heading.count():
+            counted = re.search(r"\((\d+) (?:lines|statements)", heading.inner_text())
+            assert counted is None or int(counted.group(1)) == n, (heading.inner_text(), n)
+    if listings.count():
+        shots.append(_shot(page, listings.first.locator("xpath=../.."),
+                           f"untrusted_{name}_listing"))
+
+    # errors: the offending line and a caret under it, in text
+    for i in range(notebook_area.locator(".tf-diag pre").count()):
+        assert "^" in notebook_area.locator(".tf-diag pre").nth(i).inner_text()
+
+    # saved training panels: a saved picture with its curve and its final status
+    panels = notebook_area.locator(f".{PANEL}")
+    assert panels.count() == expected[PANEL]
+    for i in range(panels.count()):
+        panel = panels.nth(i)
+        text = panel.inner_text()
+        assert "Saved picture" in text and "run the cell to train live" in text, text
+        assert "iteration 0/" not in text, f"the picture of a run that had not begun: {text}"
+        curve = panel.locator("img")
+        expect(curve).to_be_visible()
+        assert curve.evaluate("i => i.naturalWidth") > 100
+        assert re.search(r"reached max iterations|converged|stopped", text), text
+    if panels.count():
+        shots.append(_shot(page, panels.last, f"untrusted_{name}_panel"))
+    print(f"\n{notebook}: {expected}; screenshots: {', '.join(str(s) for s in shots)}")
+
+
+def _scripts_lab_checkout(tmp: Path) -> Path:
+    """A checkout to run ``scripts/lab`` in: its scripts and venv (links) and copies of the
+    tutorials, so nothing Lab does reaches the repository's notebooks."""
+    checkout = tmp / "checkout"
+    (checkout / "notebooks").mkdir(parents=True)
+    for name in ("scripts", "examples"):
+        (checkout / name).symlink_to(REPO / name, target_is_directory=True)
+    (checkout / ".venv").symlink_to(sys.prefix, target_is_directory=True)  # this venv
+    for name in TUTORIALS:
+        shutil.copy2(REPO / "notebooks" / name, checkout / "notebooks" / name)
+    return checkout
+
+
+def test_scripts_lab_opens_the_tutorials_trusted_without_toasts(tmp_path: Path,
+                                                                 page: Page) -> None:
+    """``bash scripts/lab`` (as root too: this machine's tests run as root) trusts the shipped
+    tutorials, so the tour's saved graph is the interactive SVG before anything runs, and
+    launches JupyterLab with the news question and update check turned off."""
+    if not (Path(sys.prefix) / "bin" / "jupyter-lab").exists():
+        pytest.skip("scripts/lab runs .venv/bin/jupyter-lab; this Python has none")
+    checkout = _scripts_lab_checkout(tmp_path)
+    # what scripts/lab must write itself (its JupyterLab's defaults; in the venv)
+    (Path(sys.prefix) / "share/jupyter/lab/settings/overrides.json").unlink(missing_ok=True)
+    own = {key: value for key, value in LAB_SETTINGS.items() if "notification" not in key}
+    with jupyter_lab(checkout, tmp_path / "lab", launcher=["bash", str(checkout / "scripts/lab")],
+                     settings=own, env_extra={"TENFLANG_SETUP": "0"}) as server:
+        notification = server.api("lab/api/settings/@jupyterlab/apputils-extension:notification")
+        defaults = {k: v.get("default") for k, v in notification["schema"]["properties"].items()}
+        assert defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False, defaults
+        stored = _stored_html(NOTEBOOK)
+        _open_saved(page, server, NOTEBOOK, len(stored))
+        # trusted: the stored outputs keep their stylesheet, SVG and script
+        graph = page.locator("svg.tf-svg").first
+        expect(graph).to_be_visible()
+        expect(page.locator("img.tf-graph-png").first).to_be_hidden()
+        root = page.locator(".tf-root").filter(has=page.locator(".tf-sbs")).first
+        line9 = root.locator(".tf-shape-line[data-tf-line='9']")
+        line9.scroll_into_view_if_needed()
+        line9.hover()
+        lit = root.locator(".tf-gcp-line.tf-hl")
+        expect(lit.first).to_be_visible()  # the saved output's hover script ran
+        time.sleep(1.0)  # the news question would have shown by now
+        assert page.get_by_text("official Jupyter news").count() == 0, "the news toast shows"
+        assert page.locator(".jp-toast-container .Toastify__toast").count() == 0
+        shot = _shot(page, graph.locator("xpath=ancestor::div[contains(@class, 'tf-root')]"),
+                     "scripts_lab_trusted_graph")
+    print(f"\nscreenshot: {shot}")
 
 
 # --- the TenFlang highlighter (labextension/) ------------------------------------------------

@@ -428,7 +428,7 @@ def test_panel_shows_the_landscape_when_ticked() -> None:
     land = p._landscape.landscape
     assert land is not None and len(land.paths[0]) == 13
     html = p._static_html()
-    assert "alt='loss landscape'" in html and "alt='loss curve'" in html
+    assert "alt='loss landscape" in html and "alt='loss curve" in html
     p.show_landscape.value = False
     assert "loss landscape" not in p._static_html()
 

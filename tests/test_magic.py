@@ -230,7 +230,7 @@ def test_train_with_the_landscape_shown(ip: Any) -> None:
                  SEED_EXAMPLE)
     panel = ip.user_ns["net"].panel
     assert panel.show_landscape.value and panel.landscape_plot.value[:4] == b"\x89PNG"
-    assert "alt='loss landscape'" in html(cap) and "alt='loss curve'" in html(cap)
+    assert "alt='loss landscape" in html(cap) and "alt='loss curve" in html(cap)
     _, cap = run(ip, "net --show none --train data --no-live --max-iter 20", SEED_EXAMPLE)
     assert "loss landscape" not in html(cap)
 

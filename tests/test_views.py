@@ -165,7 +165,7 @@ def test_full_gcp_and_line_counts(seed: TenFlangModel) -> None:
 
 
 def test_shape_lines_name_what_they_declare(seed: TenFlangModel) -> None:
-    shape = Elements(seed.show("gcp").html).having("data-tf-line", "div")
+    shape = Elements(seed.show("gcp").html).having("data-tf-line", "span")
     shape = [a for a in shape if "tf-shape-line" in a["class"]]
     assert len(shape) == len(SEED_EXAMPLE.splitlines())
     by_line = {int(a["data-tf-line"]): a.get("data-tf-nodes") for a in shape}
@@ -181,7 +181,7 @@ def test_vector_lines_name_every_component() -> None:
 
 def test_expanded_listing_points_to_the_user_line() -> None:
     model = TenFlangModel(VECTORS, "vec")
-    lines = Elements(model.show("expanded").html).having("data-tf-line", "div")
+    lines = Elements(model.show("expanded").html).having("data-tf-line", "span")
     assert [int(a["data-tf-line"]) for a in lines] == [s.src.line for s in model.program.statements]
 
 

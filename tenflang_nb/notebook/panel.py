@@ -36,6 +36,7 @@ import html
 import logging
 import math
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -58,10 +59,11 @@ from ..core.settings import SETTINGS, Setting, TrainSettings
 from ..core.train import GradientDescent, TrainResult
 from .loop import live_loop
 from .plotting import LiveFigure, describe_plane, loss_curve_png
+from .views_html import CARD_STYLE
 from .views_tables import weights_html
 
 __all__ = ["CHUNK_SECONDS", "PARAMETERS", "REDRAW_SECONDS", "STATES", "LiveLandscape",
-           "Parameter", "TrainingPanel"]
+           "Parameter", "TrainingPanel", "stop_live_runs"]
 
 logger = logging.getLogger(__name__)
 
@@ -394,6 +396,7 @@ class TrainingPanel:
         token = self._begin(draw=True)
         if token is not None:
             self._task = loop.create_task(self._run_async(token))
+            _LIVE.add(self)
 
     def stop(self) -> None:
         """Stop a live run after the current chunk; Train then continues from here."""
@@ -667,22 +670,45 @@ class TrainingPanel:
         return seconds
 
     def _static_html(self) -> str:
-        image = base64.b64encode(self._png).decode("ascii")
+        """The picture a saved notebook keeps (widgets are not saved): a note saying it is
+        one, the status, the curve, the weights. Inline styles and a data-URI image only,
+        so it reads the same in an untrusted notebook (JupyterLab sanitizes its HTML)."""
+        status = self.status
+        when = ""
+        if self.state == "running":  # published when a live run starts; it went on after
+            status = status.removesuffix(" · running") + " · still running when saved"
+            when = " taken while it trained"
+        note = ("<div style='color:#4b5563;font-size:12px;margin-bottom:2px'>"
+                f"<b>Saved picture</b> of the training panel{when}: run the cell to train "
+                "live, with sliders and Train / Stop / Reset.</div>")
+        error = ""
+        if self.error is not None:  # the note on what Train does next needs the buttons
+            error = ("<pre style='color:#b00020;margin:0;white-space:pre-wrap'>"
+                     f"{html.escape(self._error_text())}</pre>")
+        has_curve = self.trainer is not None and bool(self.trainer.history) and self._png
+        if has_curve:
+            image = base64.b64encode(self._png).decode("ascii")
+            curve = (f"<img alt='loss curve: {html.escape(status)}' "
+                     f"src='data:image/png;base64,{image}'/>")
+        else:
+            curve = "<div style='color:#4b5563;margin:1em 0'><i>(no loss curve yet)</i></div>"
         landscape = wrap = ""
         if self.show_landscape.value and self._landscape_png:
             encoded = base64.b64encode(self._landscape_png).decode("ascii")
-            landscape = f"<img alt='loss landscape' src='data:image/png;base64,{encoded}'/>"
+            landscape = ("<img alt='loss landscape with the path of descent' "
+                         f"src='data:image/png;base64,{encoded}'/>")
             wrap = ";flex-wrap:wrap"  # two images and the weights: wrap on a narrow page
         return (
-            "<div class='tenflang-training-panel'>"
-            f"<div><code>{html.escape(self.status)}</code></div>{self._message_html()}"
-            f"<div style='display:flex;align-items:flex-start{wrap}'>"
-            f"<img alt='loss curve' src='data:image/png;base64,{image}'/>{landscape}"
+            f"<div class='tenflang-training-panel' style='{CARD_STYLE}'>{note}"
+            f"<div><code>{html.escape(status)}</code></div>{error}"
+            f"<div style='display:flex;align-items:flex-start{wrap}'>{curve}{landscape}"
             f"<div style='margin-left:1em'>{self.weights_html.value}</div></div>"
             f"<div><small>{html.escape(self._settings_text())}</small></div></div>")
 
     def _settings_text(self) -> str:
-        return ", ".join(f"{p.label} {self.controls[p.name].value:g}" for p in PARAMETERS)
+        values = {p.label: self.controls[p.name].value for p in PARAMETERS}
+        return ", ".join(f"{label} {v}" if isinstance(v, int) else f"{label} {v:g}"
+                         for label, v in values.items())
 
     def _publish(self) -> None:
         if not self._handles:
@@ -694,3 +720,42 @@ class TrainingPanel:
             except Exception as err:  # a closed frontend must not break training
                 logger.debug("display update failed", exc_info=err)
 
+
+
+# Panels that started a live run in this kernel (weakly: a panel nobody shows may go).
+_LIVE: weakref.WeakSet[TrainingPanel] = weakref.WeakSet()
+
+
+def stop_live_runs(at_iteration: int | None = None) -> int:
+    """Stop every live run of this kernel as its Stop button would (each panel then
+    publishes its picture to the saved notebook); returns how many it stopped.
+
+    With ``at_iteration``, each run is first brought to exactly that iteration, going on or
+    (when it is past it) starting over from the initial weights: gradient descent is
+    deterministic, so the picture is the same every time. ``notebooks/refresh.py`` calls this
+    after a tutorial's last cell, so the saved copy shows a curve rather than the instant the
+    run began, and an unchanged one on every refresh.
+
+    >>> stop_live_runs()
+    0
+    """
+    stopped = 0
+    for panel in list(_LIVE):
+        if panel.state != "running" or panel.trainer is None:
+            continue
+        panel._token = None  # the task exits at its next resume, without stepping
+        trainer = panel.trainer
+        if at_iteration is not None:
+            if trainer.iterations > at_iteration:
+                trainer.reset()
+            try:
+                with np.errstate(all="ignore"):
+                    while trainer.iterations < at_iteration and not trainer.done:
+                        trainer.step()
+            except Exception as err:
+                panel._fail(err)
+                stopped += 1
+                continue
+        panel._end("done" if trainer.done else "stopped")
+        stopped += 1
+    return stopped

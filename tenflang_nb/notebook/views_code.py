@@ -1,7 +1,9 @@
 """Program listings: the shape program beside its GCP, syntax-highlighted, with line provenance.
 
 Every listed line is an element carrying ``data-tf-line`` (for a GCP line: the shape-program
-line it derives from, ``Gcp.lines[i].origin``) so the hover script can connect them.
+line it derives from, ``Gcp.lines[i].origin``) so the hover script can connect them. A listing
+is a ``<pre>`` whose lines end in real newlines and start with their number, padded with
+spaces: its text reads line by line even where no stylesheet applies (an untrusted notebook).
 
 >>> from tenflang_nb.core.api import compile, parse
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE
@@ -72,6 +74,23 @@ def names_by_line(program: Program) -> dict[int, list[str]]:
     return found
 
 
+def _row(tags: str, number: int, width: int, code: str, before: str = "") -> str:
+    """One listed line: its number (right-aligned in ``width`` digits: the text aligns
+    itself), what goes ``before`` the code, the code, a newline.
+
+    >>> print(_row(' class="tf-line"', 7, 2, "define z = mul x w"))
+    <span class="tf-line"><span class="tf-ln" style="color:#9ca3af"> 7  </span>define z = mul x w
+    </span>
+    """
+    number_text = f"{number:>{width}}  "
+    return (f'<span{tags}><span class="tf-ln" style="color:#9ca3af">{number_text}</span>'
+            f"{before}{code}\n</span>")
+
+
+def _pane(rows: list[str], cls: str) -> str:
+    return f'<pre class="tf-scroll tf-code {cls}">{"".join(rows)}</pre>'
+
+
 def _more(total: int, where: str) -> str:
     if total <= MAX_LISTED:
         return ""
@@ -83,25 +102,28 @@ def _shape_listing(source: str, program: Program, name: str) -> str:
     lines = source_lines(source)
     nodes = names_by_line(program)
     total, lines = len(lines), lines[:MAX_LISTED]
+    width = len(str(len(lines)))
     rows = []
     for number, code in enumerate(highlight_lines(lines), 1):
         names = nodes.get(number)
         tags = attrs(cls="tf-line tf-shape-line", data_tf_line=number,
                      data_tf_nodes=" ".join(names) if names else None)
-        rows.append(f'<div{tags}><span class="tf-ln">{number}</span><span>{code}</span></div>')
-    return "".join(rows) + _more(total, f"{name}.source")
+        rows.append(_row(tags, number, width, code))
+    return _pane(rows, "tf-shape") + _more(total, f"{name}.source")
 
 
 def _gcp_listing(gcp: Gcp, name: str) -> str:
     listed = gcp.lines[:MAX_LISTED]
     texts = [str(line.statement) for line in listed]
+    width = len(str(len(listed)))
     rows = []
     for number, (line, code) in enumerate(zip(listed, highlight_lines(texts), strict=True), 1):
         title = f"from line {line.origin}" if line.origin else "header"
         tags = attrs(cls="tf-line tf-gcp-line", data_tf_line=line.origin,
                      data_tf_gcp_line=number, data_tf_section=line.section, title=title)
-        rows.append(f'<div{tags}><span class="tf-ln">{number}</span><span>{code}</span></div>')
-    return "".join(rows) + _more(len(gcp.lines), f"{name}.gcp_full" if gcp.full else f"{name}.gcp")
+        rows.append(_row(tags, number, width, code))
+    more = _more(len(gcp.lines), f"{name}.gcp_full" if gcp.full else f"{name}.gcp")
+    return _pane(rows, "tf-gcp") + more
 
 
 def side_by_side(source: str, program: Program, gcp: Gcp | None, other_count: int | None,
@@ -112,7 +134,7 @@ def side_by_side(source: str, program: Program, gcp: Gcp | None, other_count: in
     """
     listing = _shape_listing(source, program, name)
     shape = (f'<div class="tf-col"><h4>Shape program ({len(source_lines(source))} lines)</h4>'
-             f'<div class="tf-scroll tf-code tf-shape">{listing}</div></div>')
+             f"{listing}</div>")
     if gcp is None:
         right = f'<div class="tf-col"><h4>Gradient Computing Program</h4>{gcp_note}</div>'
         return f'<div class="tf-row tf-sbs">{shape}{right}</div>'
@@ -123,7 +145,7 @@ def side_by_side(source: str, program: Program, gcp: Gcp | None, other_count: in
     tags = attrs(cls="tf-counts", data_tf_gcp_lines=len(gcp.lines), data_tf_gcp_other=other_count)
     listing = _gcp_listing(gcp, name)
     right = (f'<div class="tf-col"><h4>Gradient Computing Program <span{tags}>({counts})</span>'
-             f'</h4><div class="tf-scroll tf-code tf-gcp">{listing}</div>{gcp_note}</div>')
+             f"</h4>{listing}{gcp_note}</div>")
     return f'<div class="tf-row tf-sbs">{shape}{right}</div>'
 
 
@@ -131,19 +153,20 @@ def listing_expanded(program: Program, name: str = "model") -> str:
     """The program after expanding vectors and macros, each line tagged with its user line."""
     statements = program.statements[:MAX_LISTED]
     texts = [str(s) for s in statements]
+    width = len(str(len(statements)))
+    from_width = 1 + max((len(str(s.src.line)) for s in statements), default=1)
     rows = []
     for number, (s, code) in enumerate(zip(statements, highlight_lines(texts), strict=True), 1):
         name = s.name if isinstance(s, Declare) else s.target if isinstance(s, Define) else None
         tags = attrs(cls="tf-line tf-expanded-line", data_tf_line=s.src.line, data_tf_nodes=name)
-        rows.append(
-            f'<div{tags}><span class="tf-ln">{number}</span>'
-            f'<span class="tf-from" title="written on line {s.src.line}">←{s.src.line}</span>'
-            f"<span>{code}</span></div>")
+        written = f"←{s.src.line}".rjust(from_width)
+        before = (f'<span class="tf-from" title="written on line {s.src.line}" '
+                  f'style="color:#6b7280">{written}  </span>')
+        rows.append(_row(tags, number, width, code, before))
     note = "" if program.expanded else (
         '<div class="tf-note">This program uses no vectors or macros: the expansion is the '
         "program itself.</div>")
     total = len(program.statements)
     return (f'<div class="tf-expanded"><h4>Expanded program ({total} statements; '
             f"←N: the line you wrote)</h4>{note}"
-            f'<div class="tf-scroll tf-code">{"".join(rows)}</div>'
-            f'{_more(total, f"{name}.program.text()")}</div>')
+            f'{_pane(rows, "tf-expanded-code")}{_more(total, f"{name}.program.text()")}</div>')

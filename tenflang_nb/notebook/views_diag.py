@@ -42,10 +42,13 @@ def diagnostic_html(d: Diagnostic, lines: Sequence[str] | None = None) -> str:
                     else printable(lines[n - 1].expandtabs(1)))
             mark = "&gt;" if n == d.line else " "
             css = ' class="tf-bad"' if n == d.line else ""
-            rows.append(f'<span{css} data-tf-line="{n}">{mark} {n:>{width}} | {esc(text)}</span>')
+            bad = ' style="background:#fecaca"' if n == d.line else ""
+            rows.append(f'<span{css} data-tf-line="{n}"{bad}>{mark} {n:>{width}} | '
+                        f"{esc(text)}</span>")
             if n == d.line:
                 caret = " " * d.column + "^" * max(1, min(d.length, 80))
-                rows.append(f'  {" " * width} | <span class="tf-caret">{caret}</span>')
+                rows.append(f'  {" " * width} | <span class="tf-caret" '
+                            f'style="color:#dc2626;font-weight:bold">{caret}</span>')
     listing = "<pre>" + "\n".join(rows) + "</pre>" if rows else ""
     hint = f'<div class="tf-hint">hint: {esc(d.hint)}</div>' if d.hint else ""
     return (f'<div class="tf-diag tf-{esc(d.severity)}" data-tf-diag-line="{d.line}">'

@@ -1,5 +1,8 @@
 """The data-flow graph as inline SVG (Graphviz), its legend, and a fallback without ``dot``.
 
+The SVG is interactive (hover) but JupyterLab strips it from an untrusted notebook, so the
+output also holds the same drawing as a PNG, shown only there (``views_html.plain_only``).
+
 One node per variable, styled by kind and numbered by the core's topological order; edges
 point the way data flows. Vector components ``v.0``, ``v.1``... of an expanded program are
 boxed together (a Graphviz cluster), and collapsed into one node beyond ``COLLAPSE_AT``.
@@ -15,6 +18,7 @@ boxed together (a Graphviz cluster), and collapsed into one node beyond ``COLLAP
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import subprocess
@@ -26,13 +30,17 @@ from ..core.graph import DataFlowGraph
 from ..core.lexical import GIVEN_KINDS, fmt_shape
 from ..core.ops import Const
 from ..core.program import Program
-from .views_html import attrs, esc
+from .views_html import attrs, esc, plain_only, png_img, styled_only
 
 __all__ = [
     "COLLAPSE_AT", "KIND_STYLES", "MAX_NODES", "GraphLayout", "GraphUnavailable",
-    "graph_html", "layout_graph", "legend_html", "order_html", "render_svg",
+    "graph_html", "layout_graph", "legend_html", "order_html", "render_png", "render_svg",
+    "swatch",
 ]
 
+# The PNG stand-in is drawn at 1.5 device pixels per CSS pixel: sharp enough on a HiDPI
+# screen, a third of the bytes of 2x (a notebook stores it in every graph output).
+PNG_DPI = 144
 COLLAPSE_AT = 16  # a vector with more components than this is drawn as one node
 MAX_NODES = 400  # beyond this many drawn nodes a picture is less legible than the list
 INSTALL_HINT = ("Install Graphviz to draw it: <code>apt-get install graphviz</code> "
@@ -256,15 +264,14 @@ def _add_edges(program: Program, graph: DataFlowGraph, layout: GraphLayout,
                 layout.edges.append((key, key_of[d.target], label))
 
 
-def render_svg(layout: GraphLayout) -> str:
-    """The layout as an ``<svg>`` element with data attributes on every node.
-
-    Raises :class:`GraphUnavailable` when ``dot`` is missing or fails.
-    """
+def _pipe(layout: GraphLayout, fmt: str, **graph_attr: str) -> bytes:
+    """Run ``dot`` on the layout; :class:`GraphUnavailable` when it is missing or fails."""
     if shutil.which("dot") is None:
         raise GraphUnavailable("Graphviz's <code>dot</code> program was not found")
     try:
-        svg = layout.dot().pipe(format="svg", encoding="utf-8")
+        g = layout.dot()
+        g.graph_attr.update(graph_attr)
+        return bytes(g.pipe(format=fmt))
     except ImportError as exc:
         raise GraphUnavailable("the graphviz Python package is not installed") from exc
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
@@ -273,6 +280,14 @@ def render_svg(layout: GraphLayout) -> str:
         if name == "ExecutableNotFound" or isinstance(exc, FileNotFoundError):
             raise GraphUnavailable("Graphviz's <code>dot</code> program was not found") from exc
         raise GraphUnavailable(f"Graphviz's <code>dot</code> failed ({esc(name)})") from exc
+
+
+def render_svg(layout: GraphLayout) -> str:
+    """The layout as an ``<svg>`` element with data attributes on every node.
+
+    Raises :class:`GraphUnavailable` when ``dot`` is missing or fails.
+    """
+    svg = _pipe(layout, "svg").decode("utf-8")
     start = svg.find("<svg")
     svg = svg[start:] if start >= 0 else svg
     extra = {}
@@ -295,19 +310,67 @@ def render_svg(layout: GraphLayout) -> str:
     return svg.replace("<svg ", '<svg class="tf-svg" ', 1)
 
 
+def render_png(layout: GraphLayout, dpi: int = PNG_DPI) -> tuple[bytes, int]:
+    """The same drawing as a PNG on white (an untrusted output sits on the theme's
+    background, which may be dark), and the width in CSS pixels it is drawn at (the SVG's).
+
+    Raises :class:`GraphUnavailable` like :func:`render_svg`.
+    """
+    png = _smaller_png(_pipe(layout, "png", dpi=str(dpi), bgcolor="white"))
+    width = int.from_bytes(png[16:20], "big")  # the IHDR chunk: width, height
+    return png, round(width * 96 / dpi)
+
+
+def _smaller_png(png: bytes) -> bytes:
+    """``png`` in at most 256 colours (Graphviz writes 32-bit RGBA: four times the bytes
+    for a few flat fills, lines and antialiased text). Median cut keeps every kind's exact
+    fill and line colour (octree merges the pale fills into white). Unchanged without
+    Pillow."""
+    try:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(png)) as image:
+            fewer = image.convert("RGB").quantize(
+                colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+            out = io.BytesIO()
+            fewer.save(out, "PNG", optimize=True)
+    except (ImportError, AttributeError, OSError, ValueError):
+        return png  # Pillow missing or too old (no Image.Quantize): the bigger PNG is fine
+    smaller = out.getvalue()
+    return smaller if len(smaller) < len(png) else png
+
+
+def _alt_text(layout: GraphLayout, limit: int = 40) -> str:
+    """What the picture shows, for screen readers and a broken image: the nodes in order."""
+    shown = [n.tooltip for n in layout.nodes if n.names][:limit]
+    more = len([n for n in layout.nodes if n.names]) - len(shown)
+    tail = f"; and {more} more" if more > 0 else ""
+    return f"Data-flow graph: {'; '.join(shown)}{tail}"
+
+
+def swatch(kind: str) -> str:
+    """A small box in the colours and outline of ``kind``'s nodes. Styled inline, so it is
+    the same in a sanitized output; the kind's name always stands next to it.
+
+    >>> 'background:#dbeafe' in swatch("input") and "border-radius:50%" in swatch("input")
+    True
+    """
+    st = KIND_STYLES[kind]
+    radius = "50%" if st["shape"] in ("ellipse", "circle") else "2px"
+    dashed = "dashed" if "dashed" in st["style"] else "solid"
+    return (f'<span class="tf-swatch" style="display:inline-block;width:11px;height:11px;'
+            f"margin-right:4px;vertical-align:-1px;background:{st['fill']};"
+            f'border:1.5px {dashed} {st["line"]};border-radius:{radius}"></span>')
+
+
 def legend_html(kinds: list[str]) -> str:
-    """A row of swatches, one per kind drawn."""
-    items = []
-    for kind in kinds:
-        st = KIND_STYLES[kind]
-        radius = "50%" if st["shape"] in ("ellipse", "circle") else "2px"
-        dashed = "dashed" if "dashed" in st["style"] else "solid"
-        items.append(
-            f'<span class="tf-legend-item" data-tf-kind="{kind}">'
-            f'<span class="tf-swatch" style="background:{st["fill"]};border-color:{st["line"]};'
-            f'border-radius:{radius};border-style:{dashed}"></span>'
-            f"{esc(kind)}</span>")
-    return f'<div class="tf-legend">{"".join(items)}</div>'
+    """A row of swatches, one per kind drawn, each followed by the kind's name."""
+    items = [f'<span class="tf-legend-item" data-tf-kind="{kind}" '
+             f'style="white-space:nowrap">{swatch(kind)}{esc(kind)}</span>'
+             for kind in kinds]
+    # the spaces between items: a sanitized output has no flex gap to separate the names
+    return ('<div class="tf-legend" style="display:flex;flex-wrap:wrap;gap:4px 14px;'
+            f'margin:4px 0;font-size:12px">{" ".join(items)}</div>')
 
 
 def _kinds_drawn(layout: GraphLayout) -> list[str]:
@@ -320,13 +383,10 @@ def order_html(program: Program, graph: DataFlowGraph) -> str:
     items = []
     for name in graph.topological_order():
         kind = program.kind(name)
-        st = KIND_STYLES[kind]
         tags = attrs(data_tf_node=name, data_tf_lines=" ".join(map(str, _lines_of(program, name))),
                      data_tf_kind=kind, title=kind)
-        items.append(
-            f"<li{tags}><span class=\"tf-swatch\" style=\"background:{st['fill']};"
-            f"border-color:{st['line']}\"></span><code>{esc(definition_text(program, name))}"
-            f"</code></li>")
+        items.append(f"<li{tags}>{swatch(kind)}<code>{esc(definition_text(program, name))}"
+                     "</code></li>")
     head = "<h4>Topological order</h4>"
     if not items:
         return head + '<div class="tf-note">(no variables)</div>'
@@ -356,6 +416,7 @@ def graph_html(program: Program, graph: DataFlowGraph, prefix: str, *,
         if drawn > MAX_NODES:
             raise GraphUnavailable(f"{drawn} nodes are too many to draw legibly")
         svg = render_svg(layout)
+        picture = _picture(layout)
     except GraphUnavailable as why:
         hint = INSTALL_HINT if "not found" in str(why) or "not installed" in str(why) else ""
         order = order_html(program, graph) if include_order_in_fallback else ""
@@ -365,4 +426,13 @@ def graph_html(program: Program, graph: DataFlowGraph, prefix: str, *,
                 f'<div class="tf-col">{_edges_list(graph)}</div></div></div>')
     title = f"<h4>{esc(caption)}</h4>" if caption else "<h4>Data-flow graph</h4>"
     return (f'<div class="tf-graph-view">{title}{legend}{notes}'
-            f'<div class="tf-graph">{svg}</div></div>')
+            f'<div class="tf-graph">{styled_only(svg, "tf-graph-svg")}{picture}</div></div>')
+
+
+def _picture(layout: GraphLayout) -> str:
+    """The PNG stand-in for the SVG, shown where the SVG is stripped (untrusted)."""
+    try:
+        png, width = render_png(layout)
+    except GraphUnavailable as why:  # the SVG worked: unlikely, and not worth a failure
+        return plain_only(f'<div class="tf-note">(No picture of the graph: {why}.)</div>')
+    return plain_only(png_img(png, _alt_text(layout), width, "tf-graph-png"))

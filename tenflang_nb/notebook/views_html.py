@@ -1,5 +1,16 @@
 """The HTML plumbing every view shares: escaping, per-output id prefixes, the static CSS/JS,
-and :class:`Rendered`, a displayable bundle with a stable ``text/plain``.
+the two renderings of one output (:func:`styled_only`, :func:`plain_only`), and
+:class:`Rendered`, a displayable bundle with a stable ``text/plain``.
+
+An output must read correctly in two worlds. Trusted (the user ran the cell; nbconvert; the
+website) it keeps our ``<style>``, ``<script>`` and inline ``<svg>``. Untrusted (a notebook
+downloaded, cloned or opened on Binder) JupyterLab sanitizes it: ``<style>``, ``<script>``,
+``<svg>`` and ``data-*`` attributes go, an svg's text stays behind as loose words; inline
+``style`` attributes (display, colours, sizes, borders, flex) and ``<img src="data:...">``
+survive. So meaning never rests on a class alone, text is laid out by real newlines in
+``<pre>``, and where the two worlds need different content both are in the output: the
+styled-only part hidden by an inline style our stylesheet overrides, the plain-only part
+hidden by the stylesheet itself.
 
 >>> r = Rendered("<b>hi</b>", "<hi>")
 >>> sorted(r._repr_mimebundle_())
@@ -8,6 +19,7 @@ and :class:`Rendered`, a displayable bundle with a stable ``text/plain``.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import itertools
@@ -15,9 +27,12 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["Rendered", "attrs", "esc", "new_prefix", "page"]
+__all__ = ["Rendered", "attrs", "esc", "new_prefix", "page", "plain_only", "png_img",
+           "styled_only"]
 
 _counter = itertools.count(1)
+# a view's colours, set on its root element (also by tenflang.css, for the trusted output)
+CARD_STYLE = "color:#111827;background:#ffffff;padding:6px;border-radius:6px"
 
 
 def esc(text: object) -> str:
@@ -52,6 +67,42 @@ def new_prefix(content: str) -> str:
     return "tfnb" + digest[:10]
 
 
+def styled_only(inner: str, cls: str = "") -> str:
+    """``inner`` shown only where our stylesheet applies (trusted output, nbconvert, the
+    website); a sanitized output hides it, e.g. an ``<svg>`` whose text would otherwise be
+    left behind as loose words.
+
+    >>> styled_only("<svg/>", "tf-graph-svg")
+    '<div class="tf-styled-only tf-graph-svg" style="display:none"><svg/></div>'
+    """
+    classes = f"tf-styled-only {cls}".strip()
+    return f'<div class="{classes}" style="display:none">{inner}</div>'
+
+
+def plain_only(inner: str, cls: str = "") -> str:
+    """``inner`` shown only where our stylesheet does not apply (a sanitized, untrusted
+    output): the stand-in for what :func:`styled_only` holds.
+
+    >>> plain_only("<img/>")
+    '<div class="tf-plain-only"><img/></div>'
+    """
+    classes = f"tf-plain-only {cls}".strip()
+    return f'<div class="{classes}">{inner}</div>'
+
+
+def png_img(png: bytes, alt: str, width: int | None = None, cls: str = "") -> str:
+    """An ``<img>`` holding ``png`` itself (a data URI: it survives sanitizing, needs no file
+    and no network), at most as wide as its output.
+
+    >>> for part in png_img(b"\\x89PNG", "a graph", 120).split(" src="): print(part)
+    <img alt="a graph" width="120" style="max-width:100%;height:auto"
+    "data:image/png;base64,iVBORw=="/>
+    """
+    data = base64.b64encode(png).decode("ascii")
+    tags = attrs(cls=cls or None, alt=alt, width=width, style="max-width:100%;height:auto")
+    return f'<img{tags} src="data:image/png;base64,{data}"/>'
+
+
 @cache
 def _static(name: str) -> str:
     return resources.files("tenflang_nb.notebook").joinpath("static", name).read_text("utf-8")
@@ -66,8 +117,10 @@ def page(body: str, prefix: str, *, interactive: bool = True) -> str:
     script = ""
     if interactive:
         script = "<script>" + _static("hover.js").replace("__TF_PREFIX__", prefix) + "</script>"
-    return (f'<div class="tf-root" id="{prefix}" data-tf-prefix="{prefix}">'
-            f"<style>{_static('tenflang.css')}</style>{body}{script}</div>")
+    # the card's colours also inline: in a sanitized output under a dark theme, the
+    # highlighted code's inline colours must still sit on white
+    return (f'<div class="tf-root" id="{prefix}" data-tf-prefix="{prefix}" '
+            f'style="{CARD_STYLE}"><style>{_static("tenflang.css")}</style>{body}{script}</div>')
 
 
 class Rendered:
