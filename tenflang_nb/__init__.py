@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
-    "SEED_EXAMPLE", "DataTable", "Gcp", "GradientDescent", "Program", "TenFlangError",
-    "TrainResult", "TrainSettings", "__version__", "check", "compile", "evaluate", "interpret",
+    "SEED_EXAMPLE", "BackpropCheck", "DataTable", "Gcp", "GradientDescent", "Program",
+    "TenFlangError", "TrainResult", "TrainSettings", "__version__", "check", "check_backprop",
+    "compile", "evaluate", "interpret",
     "load_data", "load_ipython_extension", "parse", "parse_file", "preprocess", "train",
     "trainer", "unload_ipython_extension",
 ]
@@ -30,6 +31,7 @@ _LAZY["SEED_EXAMPLE"] = ".core.examples"
 
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from .core.api import (
+        BackpropCheck,
         DataTable,
         Gcp,
         GradientDescent,
@@ -38,6 +40,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         TrainResult,
         TrainSettings,
         check,
+        check_backprop,
         compile,
         evaluate,
         interpret,

@@ -20,6 +20,7 @@ REQUIRED = (
     "02_backprop_by_hand.ipynb",
     "03_symbolic_numerical_automatic.ipynb",
     "04_digits_classifier.ipynb",
+    "05_exercises.ipynb",
     "06_when_training_fails.ipynb",
 )
 MAX_OUTPUT_BYTES = 200_000

@@ -20,6 +20,8 @@ import numpy as np
 
 from . import bindings
 from .backprop import Gcp, compile_program
+from .backprop_check import BackpropCheck
+from .backprop_check import check_backprop as _check_backprop
 from .datafiles import DataTable, read_data
 from .errors import TenFlangError
 from .lexical import GIVEN_KINDS
@@ -31,8 +33,9 @@ from .textio import read_text
 from .train import GradientDescent, TrainResult, Weights, gcp_weights, initial_weights
 
 __all__ = [
-    "DataTable", "Gcp", "GradientDescent", "Program", "TenFlangError", "TrainResult",
-    "TrainSettings", "check", "compile", "evaluate", "first_nonfinite", "gcp_weights",
+    "BackpropCheck", "DataTable", "Gcp", "GradientDescent", "Program", "TenFlangError",
+    "TrainResult", "TrainSettings", "check", "check_backprop", "compile", "evaluate",
+    "first_nonfinite", "gcp_weights",
     "initial_weights", "interpret", "load_data", "parse", "parse_file", "preprocess", "train",
     "trainer",
 ]
@@ -62,6 +65,25 @@ def compile(program: Program | str, full: bool = False) -> Gcp:
     if isinstance(program, str):
         program = parse(program)
     return compile_program(program, full=full)
+
+
+def check_backprop(shape: Program | str, text: str, *, require: Any = None, draws: int = 5,
+                   seed: int = 0, name: str | None = None) -> BackpropCheck:
+    """Check backward lines written by hand for ``shape`` (a program or its text) against
+    the compiler's GCP, line by line, on ``draws`` random draws of the inputs and weights.
+
+    The result has ``.ok``, ``.first_wrong_line`` (the root wrong line, 1-based in ``text``,
+    or None), ``.lines`` and ``.adjoints`` (each right, wrong or missing) and ``.report()``.
+    ``require``: the adjoints ``ok`` needs (default: all the weights' gradients need).
+
+    >>> r = check_backprop("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n",
+    ...                    "define d/L/d/w = mul 2 w")
+    >>> r.ok, r.first_wrong_line, r.right
+    (True, None, ['d/L/d/w'])
+    """
+    if isinstance(shape, str):
+        shape = parse(shape)
+    return _check_backprop(shape, text, require=require, draws=draws, seed=seed, name=name)
 
 
 def load_data(data: Any, file: str = "<data>") -> DataTable:

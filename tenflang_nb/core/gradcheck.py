@@ -3,7 +3,7 @@
 The numeric derivative is a central difference of the *loss*, computed by running the shape
 program itself with one weight component nudged up and down; it shares no derivative rule,
 folding or fan-out bookkeeping with the GCP. :func:`check_gradients` compares the two for
-every weight component; the tests, ``model.gradcheck`` and the exercise checker use it.
+every weight component; the tests and ``model.gradcheck`` use it.
 
 >>> fd_gradient(lambda w: float(np.sum(w ** 2)), np.array([1.0, -2.0])).round(6)
 array([ 2., -4.])

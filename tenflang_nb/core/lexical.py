@@ -41,6 +41,7 @@ __all__ = [
     "TokenLine",
     "adjoint_name",
     "code_part",
+    "derivative_parts",
     "fmt_shape",
     "is_keyword",
     "is_name",
@@ -145,6 +146,20 @@ def adjoint_name(of: str, wrt: str) -> str:
     'd/lambda/d/w'
     """
     return f"d/{of}/d/{wrt}"
+
+
+_DERIVATIVE_RE = re.compile(rf"d/({_PLAIN})/d/({_PLAIN})")
+
+
+def derivative_parts(name: str) -> tuple[str, str] | None:
+    """``(of, wrt)`` of a derivative name ``d/<of>/d/<wrt>``; None for any other name (a
+    temporary ``d/<of>/d/<wrt>:<k>`` included).
+
+    >>> derivative_parts("d/L/d/w"), derivative_parts("d/L/d/w:0"), derivative_parts("w")
+    (('L', 'w'), None, None)
+    """
+    match = _DERIVATIVE_RE.fullmatch(name)
+    return (match.group(1), match.group(2)) if match else None
 
 
 def temp_name(base: str, k: int) -> str:

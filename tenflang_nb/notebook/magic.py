@@ -1,4 +1,5 @@
-"""``%%tenflang NAME [options]``: check a shape program, bind it to NAME, show its views.
+"""``%%tenflang NAME [options]``: check a shape program, bind it to NAME, show its views;
+``%%tenflang_check NAME [RESULT]``: check a backward pass written by hand for model NAME.
 
 >>> from IPython.core.interactiveshell import InteractiveShell
 >>> ip = InteractiveShell.instance(); load(ip)
@@ -21,11 +22,13 @@ from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from ..core.backprop_check import BackpropCheck
 from ..core.errors import TenFlangError
 from ..core.settings import SETTINGS, TrainSettings
 from .loop import kernel_loop_running
-from .model import TenFlangModel, as_examples
+from .model import CheckReport, TenFlangModel, as_examples
 from .views import VIEWS, default_views, describe_views, parse_views, program_view
+from .views_code import source_lines
 from .views_diag import error_view, warnings_view
 
 __all__ = ["TenFlangMagics", "load", "unload"]
@@ -52,7 +55,7 @@ def _settings(args: Any) -> TrainSettings:
 
 @magics_class
 class TenFlangMagics(Magics):
-    """The ``%%tenflang`` cell magic."""
+    """The ``%%tenflang`` and ``%%tenflang_check`` cell magics."""
 
     @no_var_expand
     @magic_arguments(name="%tenflang")  # IPython writes one '%': the usage reads %%tenflang
@@ -96,7 +99,7 @@ class TenFlangMagics(Magics):
             raise UsageError(f"--show: {exc}") from None
         settings = _settings(args)  # a bad value raises a TenFlangError: no traceback
         name = args.name
-        if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+        if name is not None and not _bindable(name):
             raise UsageError(f"{name!r} is not a valid Python name to bind the model to")
         data = self._training_data(args.train) if args.train else None
 
@@ -118,6 +121,71 @@ class TenFlangMagics(Magics):
             trained = self._train(model, data, args)
             if trained and after:
                 display(program_view(model, after, full=args.full))
+
+    @no_var_expand
+    @magic_arguments(name="%tenflang_check")
+    @argument("model", help="the model (a %%%%tenflang NAME cell) whose backward pass the cell "
+                            "holds.")
+    @argument("result", nargs="?", default=None,
+              help="Python name to bind the result to (for assert cells): RESULT.ok, "
+                   "RESULT.first_wrong_line, RESULT.report().")
+    @argument("--require", metavar="ADJOINTS", default=None,
+              help="comma-separated adjoints (d/L/d/w, or just w) that must be written for "
+                   "RESULT.ok (default: all, every adjoint the weights' gradients need).")
+    @argument("--draws", type=int, default=5,
+              help="random draws of the inputs and weights to check on (default 5).")
+    @argument("--seed", type=int, default=0, help="seed of the random draws (default 0).")
+    @cell_magic
+    def tenflang_check(self, line: str, cell: str) -> None:
+        """Check a backward pass written by hand for the model MODEL, line by line.
+
+        The cell holds backward lines: definitions of adjoints d/L/d/v (L: the model's loss)
+        and of any helper names you like; declarations are optional; '#' starts a comment.
+        They run after MODEL's forward pass on random draws of its inputs and weights, and
+        every adjoint you define is compared with the compiler's. The report names the
+        first wrong line (the first whose operands are right but whose value is wrong),
+        with the expected and actual values and a hint; adjoints you do not write are
+        listed as missing, and where your lines use one, the compiler's value stands in
+        (so you can check one block at a time).
+
+        Example::
+
+            %%tenflang_check seed answer --require d/lambda/d/w
+            define d/lambda/d/diff = mul 2 diff
+            ...
+        """
+        args = parse_argstring(self.tenflang_check, line)
+        model = self._model(args.model)
+        if args.result is not None and not _bindable(args.result):
+            raise UsageError(f"{args.result!r} is not a valid Python name to bind the result to")
+        require = None
+        if args.require is not None and args.require.strip().lower() != "all":
+            require = [r for r in args.require.replace(" ", ",").split(",") if r]
+        stub = _placeholder(model, cell)
+        if stub is not None:
+            result = CheckReport.of(BackpropCheck.failed(
+                model.name, stub.first.file, model.loss or "", cell, stub,
+                require or []))
+        else:
+            result = model.check_backprop(cell, require=require, draws=args.draws,
+                                          seed=args.seed)
+        if args.result is not None:
+            self.shell.user_ns[args.result] = result
+        display(result)
+
+    def _model(self, name: str) -> TenFlangModel:
+        ns = self.shell.user_ns
+        if name not in ns:
+            raise UsageError(f"no variable named {name!r}: run its %%tenflang {name} cell "
+                             "first")
+        model = ns[name]
+        if not isinstance(model, TenFlangModel):
+            raise UsageError(f"{name!r} is a {type(model).__name__}, not a TenFlang model "
+                             f"(a %%tenflang {name} cell makes one)")
+        if model.loss is None:
+            raise UsageError(f"model {name!r} declares no loss, so it has no backward pass "
+                             "to check: add 'declare loss L' and define it")
+        return model
 
     def _training_data(self, spec: str) -> Any:
         ns = self.shell.user_ns
@@ -152,6 +220,28 @@ class TenFlangMagics(Magics):
         panel.run_sync()  # before display: the saved output is the final state, once
         display(panel)
         return model.result is not None
+
+
+def _bindable(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+# nbgrader replaces a solution region by this stub; in a %%tenflang_check cell it means "not
+# answered yet", which deserves better than a syntax error
+PLACEHOLDER = "raise NotImplementedError"
+
+
+def _placeholder(model: TenFlangModel, cell: str) -> TenFlangError | None:
+    """The error for a cell that still holds nbgrader's placeholder (None: it does not)."""
+    for number, text in enumerate(source_lines(cell), 1):
+        if text.strip().startswith(PLACEHOLDER):
+            column = len(text) - len(text.lstrip())
+            return TenFlangError.at(
+                "this exercise is not answered yet", file=f"{model.name} (your backward pass)",
+                line=number, column=column, length=len(text.strip()), source=text,
+                hint="replace this line (and '# YOUR CODE HERE') with your backward pass: "
+                     f"lines like 'define d/{model.loss}/d/w = ...'")
+    return None
 
 
 def load(ip: Any) -> None:

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..core import api
 from ..core.backprop import Gcp
+from ..core.backprop_check import BackpropCheck
 from ..core.bindings import check_names, training_columns
 from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
     from .panel import TrainingPanel
 
-__all__ = ["Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
+__all__ = ["CheckReport", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
 
 def as_examples(data: Any, program: Program | None = None) -> DataTable:
@@ -127,6 +128,24 @@ class GradCheck(list):  # type: ignore[type-arg]
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
+
+
+class CheckReport(BackpropCheck):
+    """A checked backward pass (see ``core.backprop_check.BackpropCheck``: ``ok``,
+    ``first_wrong_line``, ``lines``, ``adjoints``, ``report()``) that displays as HTML."""
+
+    @classmethod
+    def of(cls, result: BackpropCheck) -> CheckReport:
+        return cls(**{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.report(), "text/html": views.backprop_check_html(self)}
+
+    def _repr_html_(self) -> str:
+        return views.backprop_check_html(self)
+
+    def __repr__(self) -> str:
+        return self.report()
 
 
 class TenFlangModel:
@@ -394,6 +413,26 @@ class TenFlangModel:
             self.program, self.gcp_program, gcp.loss, columns, len(table), self.weights,
             eps=eps, rtol=rtol, atol=atol, max_components=max_components)
         return GradCheck(rows, eps, rtol, skipped)
+
+    def check_backprop(self, text: str, *, require: Any = None, draws: int = 5,
+                       seed: int = 0) -> CheckReport:
+        """Check backward lines written by hand (``d/L/d/v`` definitions and any helpers)
+        against this model's GCP on ``draws`` random draws of the inputs and weights.
+
+        ``require``: the adjoints that must be written for ``.ok`` (``d/L/d/w`` or ``w``;
+        default: all the weights' gradients need). The result has ``.ok``,
+        ``.first_wrong_line`` (1-based in ``text``; None when all is right), ``.lines``,
+        ``.adjoints``, ``.report()``, and displays as HTML.
+
+        >>> sq = TenFlangModel("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n", "sq")
+        >>> r = sq.check_backprop("define d/L/d/w = w")
+        >>> r.ok, r.first_wrong_line
+        (False, 1)
+        """
+        self._need_gcp()
+        result = api.check_backprop(self.program, text, require=require, draws=draws,
+                                    seed=seed, name=self.name)
+        return CheckReport.of(result)
 
     # ------------------------------------------------------------------ the loss landscape
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.datafiles import format_record
 from ..core.errors import TenFlangError
 from ..core.program import Program
+from .views_check import backprop_check_html
 from .views_code import listing_expanded, side_by_side
 from .views_diag import error_view
 from .views_graph import graph_html, layout_graph, order_html
@@ -40,9 +41,9 @@ if TYPE_CHECKING:
     from .model import Evaluation, GradCheck, TenFlangModel
 
 __all__ = [
-    "VIEWS", "View", "ViewOptions", "default_views", "describe_views", "dot_source",
-    "evaluation_html", "evaluation_text", "gradcheck_html", "gradcheck_text", "model_html",
-    "parse_views", "program_view", "training_summary", "values_view",
+    "VIEWS", "View", "ViewOptions", "backprop_check_html", "default_views", "describe_views",
+    "dot_source", "evaluation_html", "evaluation_text", "gradcheck_html", "gradcheck_text",
+    "model_html", "parse_views", "program_view", "training_summary", "values_view",
 ]
 
 

@@ -1,0 +1,97 @@
+"""A checked backward pass as HTML: the verdict, the root wrong lines with their expected and
+actual values and hints, every line of the student's text with its verdict, the adjoints.
+
+Plain HTML that reads correctly where a notebook is untrusted (JupyterLab drops ``<style>``
+and scripts there): every verdict is in words and symbols (✓, ✗), colours only repeat it.
+The core computed everything shown (``core.backprop_check``); this module only lays it out.
+
+>>> from tenflang_nb.core.api import check_backprop
+>>> r = check_backprop("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n",
+...                    "define d/L/d/w = mul w w")
+>>> html = backprop_check_html(r)
+>>> "✗ line 1 is the first wrong line" in html, "<script" in html
+(True, False)
+"""
+
+from __future__ import annotations
+
+from ..core.backprop_check import BackpropCheck, LineVerdict, explain, fmt_value, status_text
+from .views_code import source_lines
+from .views_diag import diagnostic_html
+from .views_html import esc, new_prefix, page
+
+__all__ = ["backprop_check_html"]
+
+# inline, not in the shared stylesheet: every stored output embeds that sheet, so a new rule
+# there would change every notebook's outputs; only the looks depend on these
+_LEFT = "text-align:left"
+_LEFT_SANS = "text-align:left;font-family:inherit"
+_STATUS_CLASS = {"right": "tf-ok", "wrong": "tf-fail", "inherits": "tf-fail"}
+
+
+def _root_html(v: LineVerdict) -> str:
+    lines = "".join(f"<div>{esc(t)}</div>" for t in explain(v))
+    return (f'<div class="tf-diag tf-error" data-tf-diag-line="{v.line}">'
+            f'<div class="tf-diag-head">line {v.line}: <code>{esc(v.source.strip())}</code>'
+            f"</div>{lines}</div>")
+
+
+def _lines_table(result: BackpropCheck) -> str:
+    verdicts = {v.line: v for v in result.lines}
+    rows = []
+    for number, text in enumerate(source_lines(result.text), 1):
+        v = verdicts.get(number)
+        if v is None and not text.strip():
+            continue
+        if v is None:
+            verdict, css = "", ""
+        else:
+            verdict = esc(status_text(v))
+            css = f' class="{_STATUS_CLASS[v.status]}"' if v.status in _STATUS_CLASS else ""
+        code = esc(text.expandtabs(4))
+        rows.append(f'<tr data-tf-line="{number}"><td>{number}</td>'
+                    f'<td class="tf-name"><code>{code}</code></td>'
+                    f'<td class="tf-name" style="{_LEFT_SANS}"><span{css}>{verdict}</span></td>'
+                    "</tr>")
+    head = (f'<tr><th>line</th><th style="{_LEFT}">your backward pass</th>'
+            f'<th style="{_LEFT}">verdict</th></tr>')
+    return f'<table class="tf-table">{head}{"".join(rows)}</table>'
+
+
+def _adjoints_html(result: BackpropCheck) -> str:
+    groups = []
+    for status, label in (("right", "✓ right"), ("wrong", "✗ wrong"),
+                          ("missing", "not written yet")):
+        items = []
+        for a in result.adjoints:
+            if a.status != status:
+                continue
+            where = f" (line {a.line})" if a.line else ""
+            required = " (required)" if a.status == "missing" and a.name in result.required else ""
+            given = " (your lines used the compiler's value)" if a.given else ""
+            items.append(f"<code>{esc(a.name)}</code>{where}{required}{given}")
+        if items:
+            groups.append(f"<li>{label}: {', '.join(items)}</li>")
+    return f"<div>Adjoints:<ul>{''.join(groups)}</ul></div>" if groups else ""
+
+
+def backprop_check_html(result: BackpropCheck) -> str:
+    """The whole check as one HTML output."""
+    css = "tf-ok" if result.ok else "tf-fail"
+    head = (f"<h4>Backward pass of <code>{esc(result.model)}</code>: "
+            f'<span class="{css}">{esc(result.headline())}</span></h4>')
+    if result.error is not None:
+        lines = source_lines(result.text)
+        body = head + "".join(diagnostic_html(d, lines) for d in result.error.diagnostics[:20])
+        return page(body, new_prefix(body), interactive=False)
+    roots = "".join(_root_html(v) for v in result.roots)
+    sample = ", ".join(f"{k} = {fmt_value(v)}" for k, v in result.sample.items())
+    note = (f"Checked against the compiler's d/{result.loss}/d/v on {result.draws} random "
+            "draws of the inputs and weights" + (f" (draw 1: {sample})" if sample else "")
+            + ".")
+    if any(v.status == "inherits" for v in result.lines):
+        note += (" A line wrong only because of another line computes the right thing from "
+                 "right values: fix the first wrong line first.")
+    body = (head + roots + _lines_table(result) + _adjoints_html(result)
+            + f'<div class="tf-note">{esc(note)}</div>')
+    return page(body, new_prefix(body), interactive=False)

@@ -1,0 +1,493 @@
+"""The backward-pass checker (core/backprop_check.py): right answers pass, each usual mistake
+is pinned on its root line with the right hint, downstream lines are not blamed, missing
+adjoints are listed as missing, errors name the student's line, tensors work."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tenflang_nb.core.api import check_backprop, parse
+from tenflang_nb.core.backprop_check import BackpropCheck, fmt_value
+from tenflang_nb.core.errors import TenFlangError
+from tenflang_nb.core.examples import SEED_EXAMPLE
+
+SEED = parse(SEED_EXAMPLE, "seed.tf")
+
+FAN = parse("""\
+declare input x
+declare exp_output y
+declare weight w
+declare intvar a
+declare intvar b
+declare intvar c
+declare output o
+declare intvar e
+declare loss L
+define a = mul w x
+define b = logistic a
+define c = tanh a
+define o = add b c
+define e = sub o y
+define L = mul e e
+""", "fan.tf")
+
+DIV = parse("""\
+declare input x
+declare weight u
+declare weight v
+declare intvar a
+declare intvar b
+declare intvar r
+declare loss L
+define a = add x u
+define b = mul x v
+define r = div a b
+define L = mul r r
+""", "div.tf")
+
+SOFTMAX_CE = parse("""\
+declare input x [4]
+declare exp_output y [3]
+declare weight W [4, 3]
+declare intvar z
+declare intvar logp
+declare intvar nll
+declare intvar s
+declare loss L
+define z = matmul x W
+define logp = logsoftmax z
+define nll = mul y logp
+define s = sum nll
+define L = neg s
+""", "ce.tf")
+
+SEED_RIGHT = """\
+# the backward pass of the seed, from the loss up
+define d/lambda/d/diff = mul 2 diff
+define d/lambda/d/o = d/lambda/d/diff     # diff = sub o y: the partial is 1
+define one_minus_o = sub 1 o
+define d/o/d/z = mul o one_minus_o
+define d/lambda/d/z = mul d/lambda/d/o d/o/d/z
+define d/lambda/d/w = mul d/lambda/d/z x
+"""
+
+FAN_RIGHT = """\
+define d/L/d/e = add e e
+define d/L/d/o = d/L/d/e
+define d/L/d/b = d/L/d/o
+define d/L/d/c = d/L/d/o
+define t = sub 1 b
+define db = mul b t
+define via_b = mul d/L/d/b db
+define cc = mul c c
+define dc = sub 1 cc
+define via_c = mul d/L/d/c dc
+define d/L/d/a = add via_b via_c
+define d/L/d/w = mul d/L/d/a x
+"""
+
+DIV_RIGHT = """\
+define d/L/d/r = add r r
+define d/L/d/a = div d/L/d/r b
+define q = div r b
+define d/r/d/b = neg q
+define d/L/d/b = mul d/L/d/r d/r/d/b
+define d/L/d/u = d/L/d/a
+define d/L/d/v = mul d/L/d/b x
+"""
+
+CE_RIGHT = """\
+define p = softmax z
+define d/L/d/z = sub p y
+define d/L/d/W = outer x d/L/d/z
+"""
+
+
+def wrong_line(result: BackpropCheck) -> int | None:
+    assert not result.ok
+    return result.first_wrong_line
+
+
+def hint(result: BackpropCheck, line: int) -> str:
+    verdict = result.verdict(line)
+    assert verdict is not None and verdict.hint is not None, result.report()
+    return verdict.hint
+
+
+# ------------------------------------------------------------------------------ right answers
+
+@pytest.mark.parametrize(("shape", "text"), [
+    (SEED, SEED_RIGHT), (FAN, FAN_RIGHT), (DIV, DIV_RIGHT),
+    (parse("declare weight w\ndeclare loss L\ndefine L = mul w w\n"), "define d/L/d/w = add w w"),
+], ids=["seed", "fan-out", "div", "mul-w-w"])
+def test_a_fully_right_answer_is_ok(shape: object, text: str) -> None:
+    result = check_backprop(shape, text)  # type: ignore[arg-type]
+    assert result.ok, result.report()
+    assert result.first_wrong_line is None
+    assert result.wrong == [] and result.missing == []
+    assert all(v.status == "right" for v in result.lines)
+    assert result.headline().startswith("✓ all right")
+    assert result.draws == 5
+
+
+def test_helpers_of_any_name_and_another_decomposition_are_fine() -> None:
+    text = """\
+declare intvar twice
+define twice = mul diff 2
+define d/lambda/d/diff = twice
+define m = sub 1 o
+define slope = mul m o
+define g = mul twice slope
+define d/lambda/d/z = g
+define d/lambda/d/w = mul x d/lambda/d/z
+"""
+    result = check_backprop(SEED, text, require=["diff", "z", "w"])
+    assert result.ok, result.report()
+    assert result.verdict(3).role == "adjoint"  # type: ignore[union-attr]
+    assert {v.name for v in result.lines if v.role == "helper"} == {"twice", "m", "slope", "g"}
+
+
+def test_the_loss_own_adjoint_and_an_input_adjoint_are_checked_too() -> None:
+    result = check_backprop(SEED, "define d/lambda/d/lambda = 1\n"
+                                  "define d/lambda/d/diff = mul 2 diff\n"
+                                  "define d/lambda/d/y = neg d/lambda/d/diff\n",
+                            require=["diff"])
+    assert result.ok, result.report()
+    assert result.right == ["d/lambda/d/diff", "d/lambda/d/lambda", "d/lambda/d/y"]
+    wrong = check_backprop(SEED, "define d/lambda/d/lambda = 2\n", require=[])
+    assert wrong.first_wrong_line == 1
+    assert "adjoint of the loss itself is 1" in hint(wrong, 1)
+
+
+# ------------------------------------------------------------------------------ the usual mistakes
+
+def test_missing_fan_out_term_blames_the_adjoint_line_not_its_helpers() -> None:
+    text = FAN_RIGHT.replace("define d/L/d/a = add via_b via_c", "define d/L/d/a = via_b")
+    result = check_backprop(FAN, text)
+    assert wrong_line(result) == 11
+    h = hint(result, 11)
+    assert h.startswith("fan-out: a is used 2 times, by `define b = logistic a` and "
+                        "`define c = tanh a` (lines 11 and 12 of fan.tf)")
+    assert "misses the term via `define c = tanh a` (d/L/d/c · d/c/d/a)" in h
+    assert result.verdict(12).status == "inherits"  # type: ignore[union-attr]
+    assert result.verdict(12).because == (11,)  # type: ignore[union-attr]
+    statuses = [result.verdict(n).status for n in range(5, 11)]  # type: ignore[union-attr]
+    # the helpers of the path via b are right; those of the path via c are not used at all
+    assert statuses == ["right"] * 3 + ["unused"] * 3
+
+
+def test_missing_fan_out_term_with_helpers_and_compiler_adjoints() -> None:
+    text = "define cc = mul c c\ndefine dc = sub 1 cc\ndefine d/L/d/a = mul d/L/d/c dc\n"
+    result = check_backprop(FAN, text, require=["a"])
+    assert wrong_line(result) == 3
+    assert "misses the term via `define b = logistic a`" in hint(result, 3)
+    # the adjoints it used and did not define came from the compiler: missing, not wrong
+    assert "d/L/d/c" in result.missing and "d/L/d/c" not in result.wrong
+    assert next(a for a in result.adjoints if a.name == "d/L/d/c").given
+
+
+def test_a_sign_mistake() -> None:
+    text = DIV_RIGHT.replace("define d/r/d/b = neg q", "define d/r/d/b = q")
+    result = check_backprop(DIV, text)
+    assert wrong_line(result) == 4
+    assert "negative of the right one" in hint(result, 4)
+    assert [result.verdict(n).status for n in (5, 6, 7)] == [  # type: ignore[union-attr]
+        "inherits", "right", "inherits"]
+
+
+def test_a_sign_mistake_in_an_adjoint_line() -> None:
+    result = check_backprop(SEED, SEED_RIGHT.replace(
+        "define d/lambda/d/o = d/lambda/d/diff", "define d/lambda/d/o = neg d/lambda/d/diff"))
+    assert wrong_line(result) == 3
+    assert "negative" in hint(result, 3)
+    assert result.wrong == ["d/lambda/d/o", "d/lambda/d/z", "d/lambda/d/w"]
+    assert [v.because for v in result.lines if v.status == "inherits"] == [(3,), (3,)]
+
+
+def test_the_value_used_where_the_local_partial_belongs() -> None:
+    text = ("define d/lambda/d/diff = mul 2 diff\n"
+            "define d/lambda/d/o = d/lambda/d/diff\n"
+            "define d/lambda/d/z = mul d/lambda/d/o o\n"
+            "define d/lambda/d/w = mul d/lambda/d/z x\n")
+    result = check_backprop(SEED, text)
+    assert wrong_line(result) == 3
+    h = hint(result, 3)
+    assert "you used the value of o where the local partial d/o/d/z" in h
+    assert "mul o (sub 1 o)" in h  # the compiler's partial, written inline
+    assert result.verdict(4).status == "inherits"  # type: ignore[union-attr]
+
+
+def test_the_value_used_as_a_named_local_partial() -> None:
+    result = check_backprop(SEED, SEED_RIGHT.replace("define d/o/d/z = mul o one_minus_o",
+                                                     "define d/o/d/z = o"))
+    assert wrong_line(result) == 5
+    assert result.verdict(5).role == "partial"  # type: ignore[union-attr]
+    assert "your value is o itself, not its local partial" in hint(result, 5)
+    assert result.verdict(4).status == "unused"  # type: ignore[union-attr]
+
+
+def test_the_local_partial_without_the_incoming_adjoint() -> None:
+    text = SEED_RIGHT.replace("define d/lambda/d/z = mul d/lambda/d/o d/o/d/z",
+                              "define d/lambda/d/z = d/o/d/z")
+    result = check_backprop(SEED, text)
+    assert wrong_line(result) == 6
+    assert "local partial d/o/d/z alone: multiply it by the incoming adjoint" in hint(result, 6)
+
+
+def test_the_incoming_adjoint_without_the_local_partial() -> None:
+    text = SEED_RIGHT.replace("define d/lambda/d/z = mul d/lambda/d/o d/o/d/z",
+                              "define d/lambda/d/z = d/lambda/d/o")
+    result = check_backprop(SEED, text)
+    assert wrong_line(result) == 6
+    assert "incoming adjoint d/lambda/d/o alone" in hint(result, 6)
+
+
+def test_the_wrong_operand_of_a_product() -> None:
+    text = SEED_RIGHT.replace("define d/lambda/d/w = mul d/lambda/d/z x",
+                              "define d/lambda/d/w = mul d/lambda/d/z w")
+    result = check_backprop(SEED, text)
+    assert wrong_line(result) == 7
+    assert "you used w itself where the local partial d/z/d/w = x belongs" in hint(result, 7)
+
+
+def test_a_factor_of_2_missing_in_a_square() -> None:
+    result = check_backprop(SEED, SEED_RIGHT.replace("mul 2 diff", "diff"))
+    assert wrong_line(result) == 2
+    assert "half the right one" in hint(result, 2)
+    assert all(v.status == "inherits" for v in result.lines if v.role == "adjoint"
+               and v.line > 2)
+
+
+def test_mul_w_w_gives_two_terms() -> None:
+    result = check_backprop(FAN, FAN_RIGHT.replace("define d/L/d/e = add e e",
+                                                   "define d/L/d/e = e"))
+    assert wrong_line(result) == 1
+    h = hint(result, 1)
+    assert "uses e twice" in h and "(e + e)" in h and "only one of them" in h
+
+
+def test_a_factor_of_2_too_many() -> None:
+    result = check_backprop(DIV, DIV_RIGHT.replace("define d/L/d/u = d/L/d/a",
+                                                   "define d/L/d/u = mul 2 d/L/d/a"))
+    assert wrong_line(result) == 6
+    assert "twice the right one" in hint(result, 6)
+
+
+def test_a_wrong_helper_is_the_root_not_the_adjoint_that_uses_it() -> None:
+    text = SEED_RIGHT.replace("define d/o/d/z = mul o one_minus_o", "define slope = o") \
+                     .replace("mul d/lambda/d/o d/o/d/z", "mul d/lambda/d/o slope")
+    result = check_backprop(SEED, text)
+    assert wrong_line(result) == 5
+    root = result.verdict(5)
+    assert root is not None and root.role == "helper" and root.reference == "d/o/d/z"
+    assert "slope should be the local partial d/o/d/z = mul o (sub 1 o)" in str(root.hint)
+    assert "yours is the value of o" in str(root.hint)
+    assert result.verdict(6).because == (5,)  # type: ignore[union-attr]
+    assert root.expected is not None and root.actual is not None  # values to show
+
+
+def test_a_wrong_sign_in_a_helper() -> None:
+    result = check_backprop(DIV, DIV_RIGHT.replace("define d/r/d/b = neg q\n", "")
+                            .replace("mul d/L/d/r d/r/d/b", "mul d/L/d/r q"))
+    assert wrong_line(result) == 3
+    assert "q should be the local partial d/r/d/b = neg (div r b)" in hint(result, 3)
+    assert "its negative" in hint(result, 3)
+
+
+def test_independent_mistakes_are_each_a_root_and_the_first_is_named() -> None:
+    text = (SEED_RIGHT.replace("mul 2 diff", "mul 3 diff")
+            .replace("mul d/lambda/d/z x", "mul d/lambda/d/z w"))
+    result = check_backprop(SEED, text)
+    assert [v.line for v in result.roots] == [2, 7]
+    assert result.first_wrong_line == 2
+
+
+def test_a_value_that_is_not_a_number() -> None:
+    text = "define s = mul diff diff\ndefine m = neg s\ndefine d/lambda/d/diff = ln m\n"
+    result = check_backprop(SEED, text, require=[])
+    assert wrong_line(result) == 3
+    assert "not a number" in hint(result, 3)
+
+
+# ------------------------------------------------------------------------------ missing adjoints
+
+def test_adjoints_not_written_are_missing_not_wrong() -> None:
+    result = check_backprop(SEED, "define d/lambda/d/diff = mul 2 diff\n")
+    assert result.right == ["d/lambda/d/diff"]
+    assert result.wrong == []
+    assert result.missing == ["d/lambda/d/o", "d/lambda/d/z", "d/lambda/d/w"]
+    assert result.first_wrong_line is None
+    assert not result.ok  # the whole backward pass is required by default
+    assert result.missing_required == result.missing
+    assert "not written yet: d/lambda/d/o, d/lambda/d/z, d/lambda/d/w" in result.headline()
+
+
+def test_one_block_at_a_time_with_require() -> None:
+    block = check_backprop(FAN, "define d/L/d/w = mul d/L/d/a x\n", require=["w"])
+    assert block.ok, block.report()
+    assert "d/L/d/a" in block.missing
+    assert next(a for a in block.adjoints if a.name == "d/L/d/a").given
+    assert check_backprop(FAN, "define d/L/d/w = mul d/L/d/a x\n",
+                          require=["d/L/d/w", "a"]).missing_required == ["d/L/d/a"]
+
+
+def test_require_names_are_checked() -> None:
+    with pytest.raises(TenFlangError, match="'q' is neither a variable"):
+        check_backprop(SEED, "define d/lambda/d/diff = mul 2 diff", require=["q"])
+
+
+# ------------------------------------------------------------------------------ errors
+
+def test_a_syntax_error_names_the_students_line() -> None:
+    result = check_backprop(SEED, "define d/lambda/d/diff = mul 2 diff\n"
+                                  "define d/lambda/d/o = mul d/lambda/d/diff\n", name="seed")
+    assert not result.ok and result.error is not None
+    assert result.first_wrong_line == 2
+    text = result.report()
+    assert "seed (your backward pass): line 2: error: 'mul' takes 2 operands, got 1" in text
+    assert "    define d/lambda/d/o = mul d/lambda/d/diff\n" in text
+    assert "                          ^^^" in text
+    assert result.lines == []
+
+
+def test_every_error_at_once_each_on_its_line() -> None:
+    result = check_backprop(SEED, """\
+define d/lambda/d/diff = mul 2 diff
+define x = 3
+define d/L/d/w = 2
+declare input k
+define d/lambda/d/q = 1
+define t = logistik o
+define_vector v = mul x 2
+""")
+    assert result.error is not None
+    found = [(d.line, d.message) for d in result.error.diagnostics]
+    assert [line for line, _ in found] == [2, 3, 4, 5, 6, 7]
+    messages = " | ".join(m for _, m in found)
+    assert "'x' is a variable of the model (seed.tf, line 1)" in messages
+    assert "'L' is not the loss of the model ('lambda')" in messages
+    assert "declare 'k' intvar" in messages
+    assert "'q' is not a variable of the model" in messages
+    assert "unknown operator 'logistik'" in messages
+    assert "'define_vector' is not available in a backward pass" in messages
+
+
+def test_order_matters_an_adjoint_used_before_it_is_defined() -> None:
+    result = check_backprop(SEED, "define d/lambda/d/o = d/lambda/d/diff\n"
+                                  "define d/lambda/d/diff = mul 2 diff\n")
+    assert result.error is not None and result.first_wrong_line == 1
+    assert "used before it is defined" in result.error.first.message
+
+
+def test_undeclared_helper_and_declarations_are_optional() -> None:
+    assert check_backprop(SEED, "declare intvar t\ndefine t = mul 2 diff\n"
+                                "define d/lambda/d/diff = t\n", require=["diff"]).ok
+    result = check_backprop(SEED, "define d/lambda/d/diff = mul 2 q\n")
+    assert result.error is not None
+    assert result.error.first.message == "'q' is not declared before this line"
+
+
+def test_nothing_to_check() -> None:
+    result = check_backprop(SEED, "# only a comment\n\n")
+    assert not result.ok and result.first_wrong_line is None
+    assert result.error is not None and "nothing to check" in result.error.first.message
+
+
+def test_a_program_without_a_loss_is_refused() -> None:
+    with pytest.raises(TenFlangError, match="no loss declared"):
+        check_backprop(parse("declare input x\ndeclare output y\ndefine y = mul x 2\n"),
+                       "define t = 1")
+
+
+def test_a_program_defined_nowhere_is_refused() -> None:
+    never = parse("declare weight w\ndeclare intvar s\ndeclare intvar n\ndeclare loss L\n"
+                  "define s = mul w w\ndefine n = neg s\ndefine L = sqrt n\n")
+    with pytest.raises(TenFlangError, match="could not draw inputs and weights"):
+        check_backprop(never, "define d/L/d/w = 1")
+
+
+# ------------------------------------------------------------------------------ tensors
+
+def test_softmax_cross_entropy_vjp() -> None:
+    result = check_backprop(SOFTMAX_CE, CE_RIGHT, require=["z", "W"])
+    assert result.ok, result.report()
+    assert result.missing == ["d/L/d/s", "d/L/d/nll", "d/L/d/logp"]
+
+
+def test_softmax_cross_entropy_written_in_full() -> None:
+    result = check_backprop(SOFTMAX_CE, """\
+define d/L/d/s = -1
+define d/L/d/nll = broadcast d/L/d/s nll
+define d/L/d/logp = mul d/L/d/nll y
+define p = exp logp
+define total = sum d/L/d/logp
+define pt = mul p total
+define d/L/d/z = sub d/L/d/logp pt
+define d/L/d/W = outer x d/L/d/z
+""")
+    assert result.ok, result.report()
+
+
+def test_softmax_cross_entropy_with_the_sign_flipped() -> None:
+    result = check_backprop(SOFTMAX_CE, CE_RIGHT.replace("sub p y", "sub y p"),
+                            require=["z", "W"])
+    assert wrong_line(result) == 2
+    assert "negative" in hint(result, 2)
+    assert result.verdict(3).status == "inherits"  # type: ignore[union-attr]
+
+
+def test_softmax_cross_entropy_with_the_outer_product_transposed() -> None:
+    result = check_backprop(SOFTMAX_CE, CE_RIGHT.replace("outer x d/L/d/z", "outer d/L/d/z x"),
+                            require=["z", "W"])
+    assert wrong_line(result) == 3
+    h = hint(result, 3)
+    assert "W has shape [4, 3], but this line gives [3, 4]" in h and "transpose" in h
+
+
+def test_expected_outputs_that_are_vectors_are_drawn_as_distributions() -> None:
+    # softmax - y is the gradient only when y sums to 1: the right answer above relies on it
+    result = check_backprop(SOFTMAX_CE, "define t = sum y\ndefine d/L/d/s = -1\n",
+                            require=["s"])
+    assert result.ok
+    total = result.verdict(1)
+    assert total is not None and total.status == "unused" and total.actual is not None
+    np.testing.assert_allclose(total.actual, 1.0)
+
+
+def test_programs_with_ln_get_positive_draws() -> None:
+    logs = parse("declare input x\ndeclare weight w\ndeclare intvar a\ndeclare loss L\n"
+                 "define a = mul w x\ndefine L = ln a\n", "logs.tf")
+    result = check_backprop(logs, "define d/L/d/a = div 1 a\ndefine d/L/d/w = mul d/L/d/a x\n")
+    assert result.ok, result.report()
+    assert result.draws == 5
+
+
+# ------------------------------------------------------------------------------ the report
+
+def test_the_report_shows_expected_and_actual_values() -> None:
+    result = check_backprop(SEED, SEED_RIGHT.replace("mul 2 diff", "diff"))
+    root = result.roots[0]
+    assert root.expected is not None and root.actual is not None
+    assert root.expected.shape == root.actual.shape == (5,)
+    np.testing.assert_allclose(root.actual, root.expected / 2)
+    text = str(result)
+    assert text.splitlines()[0] == "✗ line 2 is the first wrong line"
+    assert (f"expected d/lambda/d/diff = {fmt_value(root.expected[0])}, "
+            f"got {fmt_value(root.actual[0])} (draw 1)") in text
+    assert "✗ wrong only because of line 2" in text
+
+
+def test_the_same_seed_gives_the_same_draws() -> None:
+    a = check_backprop(SEED, SEED_RIGHT.replace("mul 2 diff", "diff"))
+    b = check_backprop(SEED, SEED_RIGHT.replace("mul 2 diff", "diff"))
+    assert a.report() == b.report()
+    c = check_backprop(SEED, SEED_RIGHT.replace("mul 2 diff", "diff"), seed=1, draws=3)
+    assert c.draws == 3 and c.sample != a.sample
+
+
+def test_fmt_value() -> None:
+    assert fmt_value(np.float64(-0.0)) == "0"
+    assert fmt_value(-1e-17) == "0"  # rounding noise of a 0 would vary with the BLAS kernel
+    assert fmt_value(2 / 3) == "0.6667"
+    assert fmt_value(np.arange(6.0).reshape(2, 3)) == "[0, 1, 2, 3, ...] (shape [2, 3])"

@@ -1,0 +1,222 @@
+"""``%%tenflang_check`` through IPython's InteractiveShell, ``model.check_backprop`` and the
+HTML report (readable without its stylesheet, as an untrusted notebook shows it)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import CapturedIO, capture_output
+
+from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.notebook.model import CheckReport, TenFlangModel
+
+RIGHT = """\
+define d/lambda/d/diff = mul 2 diff
+define d/lambda/d/o = d/lambda/d/diff
+define s = sub 1 o
+define d/o/d/z = mul o s
+define d/lambda/d/z = mul d/lambda/d/o d/o/d/z
+define d/lambda/d/w = mul d/lambda/d/z x
+"""
+WRONG = RIGHT.replace("define d/o/d/z = mul o s", "define d/o/d/z = o")
+
+
+@pytest.fixture
+def ip() -> Iterator[Any]:
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "tenflang_nb")
+    with capture_output():
+        shell.run_cell("%%tenflang seed --show none\n" + SEED_EXAMPLE)
+    yield shell
+    shell.run_line_magic("unload_ext", "tenflang_nb")
+    InteractiveShell.clear_instance()
+
+
+def check(ip: Any, line: str, cell: str) -> tuple[Any, CapturedIO]:
+    with capture_output() as cap:
+        result = ip.run_cell(f"%%tenflang_check {line}\n{cell}")
+    return result, cap
+
+
+def html(cap: CapturedIO) -> str:
+    return "".join(o.data.get("text/html", "") for o in cap.outputs)
+
+
+def untrusted(markup: str) -> str:
+    """Roughly what JupyterLab's sanitizer leaves of an untrusted output: no <style> or
+    <script>, no class or style attributes; then the visible text."""
+    markup = re.sub(r"(?s)<(style|script)\b.*?</\1>", "", markup)
+    markup = re.sub(r'\s(class|style)="[^"]*"', "", markup)
+    text = re.sub(r"<[^>]+>", " ", markup)
+    return " ".join(text.replace("&gt;", ">").replace("&#x27;", "'").split())
+
+
+# ------------------------------------------------------------------------------ the magic
+
+def test_help_describes_the_magic_and_its_options(ip: Any) -> None:
+    with capture_output() as cap:
+        ip.run_cell("%%tenflang_check?")
+    text = cap.stdout
+    assert "%%tenflang_check [--require ADJOINTS] [--draws DRAWS] [--seed SEED]" in text
+    assert "model [result]" in text
+    for words in ("Check a backward pass written by hand", "--require", "--draws", "--seed",
+                  "first wrong line", "missing"):
+        assert words in text
+
+
+def test_a_right_answer_binds_an_ok_result(ip: Any) -> None:
+    result, cap = check(ip, "seed answer", RIGHT)
+    assert result.success
+    answer = ip.user_ns["answer"]
+    assert isinstance(answer, CheckReport)
+    assert answer.ok and answer.first_wrong_line is None
+    shown = html(cap)
+    assert "✓ all right: 4 adjoints checked on 5 random draws" in shown
+    assert [o.data["text/plain"] for o in cap.outputs] == [answer.report()]
+
+
+def test_a_wrong_answer_names_the_root_line_with_values_and_hint(ip: Any) -> None:
+    result, cap = check(ip, "seed answer", WRONG)
+    assert result.success  # a wrong answer is a result, not an error
+    answer = ip.user_ns["answer"]
+    assert not answer.ok and answer.first_wrong_line == 4
+    text = untrusted(html(cap))
+    assert "✗ line 4 is the first wrong line" in text
+    assert "expected d/o/d/z = " in text and "got " in text
+    assert "your value is o itself, not its local partial" in text
+    assert "✗ wrong only because of line 4" in text
+    assert "✓ right" in text
+
+
+def test_require_narrows_what_ok_needs(ip: Any) -> None:
+    check(ip, "seed part --require d/lambda/d/diff,o", "define d/lambda/d/diff = mul 2 diff\n"
+          "define d/lambda/d/o = d/lambda/d/diff\n")
+    assert ip.user_ns["part"].ok
+    check(ip, "seed part", "define d/lambda/d/diff = mul 2 diff\n")
+    part = ip.user_ns["part"]
+    assert not part.ok and part.missing_required == ["d/lambda/d/o", "d/lambda/d/z",
+                                                     "d/lambda/d/w"]
+    check(ip, "seed part --require all", "define d/lambda/d/diff = mul 2 diff\n")
+    assert not ip.user_ns["part"].ok
+
+
+def test_errors_in_the_cell_are_shown_with_a_caret_and_bound(ip: Any) -> None:
+    result, cap = check(ip, "seed answer", "define d/lambda/d/diff = mul 2 diff\n"
+                                           "define d/lambda/d/o = mul d/lambda/d/diff\n")
+    assert result.success
+    answer = ip.user_ns["answer"]
+    assert not answer.ok and answer.first_wrong_line == 2
+    shown = html(cap)
+    assert "seed (your backward pass): line 2: error: &#x27;mul&#x27; takes 2 operands" in shown
+    assert "^^^" in shown and 'data-tf-line="2"' in shown
+    assert "line 2: error: 'mul' takes 2 operands" in cap.outputs[0].data["text/plain"]
+
+
+def test_nbgraders_placeholder_means_not_answered_yet(ip: Any) -> None:
+    cell = "### BEGIN SOLUTION\n# YOUR CODE HERE\nraise NotImplementedError()\n"
+    result, cap = check(ip, "seed answer", cell)
+    assert result.success
+    answer = ip.user_ns["answer"]
+    assert not answer.ok and answer.first_wrong_line == 3
+    assert answer.report().startswith(
+        "✗ line 3: this exercise is not answered yet: nothing was checked")
+    assert "replace this line" in answer.report()
+    assert "not answered yet" in untrusted(html(cap))
+
+
+def test_the_model_is_looked_up_in_the_user_namespace(ip: Any) -> None:
+    for line, message in (
+            ("nowhere", "no variable named 'nowhere': run its %%tenflang nowhere cell first"),
+            ("number", "'number' is a int, not a TenFlang model"),
+            ("forward", "model 'forward' declares no loss, so it has no backward pass to check"),
+            ("seed 2x", "'2x' is not a valid Python name to bind the result to")):
+        ip.user_ns["number"] = 3
+        with capture_output():
+            ip.run_cell("%%tenflang forward --show none\n"
+                        "declare input x\ndeclare output y\ndefine y = mul x 2\n")
+        result, cap = check(ip, line, RIGHT)
+        assert isinstance(result.error_in_exec, UsageError), line
+        assert message in str(result.error_in_exec)
+        assert "Traceback" not in cap.stdout + cap.stderr
+
+
+def test_bad_options_are_usage_errors(ip: Any) -> None:
+    result, _ = check(ip, "seed --draws many", RIGHT)
+    assert isinstance(result.error_in_exec, UsageError)
+    result, _ = check(ip, "seed --require q", RIGHT)
+    assert "'q' is neither a variable of seed.tf nor its adjoint" in str(result.error_in_exec)
+
+
+def test_the_magic_is_removed_with_the_extension() -> None:
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "tenflang_nb")
+        assert "tenflang_check" in shell.magics_manager.magics["cell"]
+        shell.run_line_magic("unload_ext", "tenflang_nb")
+        assert "tenflang_check" not in shell.magics_manager.magics["cell"]
+    finally:
+        InteractiveShell.clear_instance()
+
+
+# ------------------------------------------------------------------------------ from Python
+
+def test_model_check_backprop_from_python() -> None:
+    model = TenFlangModel(SEED_EXAMPLE, "seed")
+    report = model.check_backprop(WRONG)
+    assert isinstance(report, CheckReport)
+    assert (report.ok, report.first_wrong_line) == (False, 4)
+    assert repr(report) == report.report() == str(report)
+    bundle = report._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html"}
+    assert model.check_backprop(RIGHT, draws=2, seed=7).draws == 2
+
+
+def test_model_without_a_loss_refuses() -> None:
+    from tenflang_nb.core.errors import TenFlangError
+
+    model = TenFlangModel("declare input x\ndeclare output y\ndefine y = mul x 2\n", "m")
+    with pytest.raises(TenFlangError, match="declares no loss"):
+        model.check_backprop("define t = 1")
+
+
+# ------------------------------------------------------------------------------ the HTML
+
+def test_the_html_reads_without_style_or_script() -> None:
+    model = TenFlangModel(SEED_EXAMPLE, "seed")
+    markup = model.check_backprop(WRONG)._repr_html_()
+    assert "<script" not in markup
+    text = untrusted(markup)
+    # every verdict is in words, in the order of the student's lines
+    verdicts = ["✓ right", "✓ right", "helper, not used by any adjoint",
+                "✗ wrong: the mistake is on this line", "✗ wrong only because of line 4",
+                "✗ wrong only because of line 4"]
+    positions = [text.index(v, text.index(f"define {line}")) for v, line in zip(
+        verdicts, ["d/lambda/d/diff", "d/lambda/d/o", "s =", "d/o/d/z =", "d/lambda/d/z =",
+                   "d/lambda/d/w ="], strict=True)]
+    assert positions == sorted(positions)
+    assert "Adjoints: ✓ right: d/lambda/d/diff (line 1), d/lambda/d/o (line 2)" in text
+    assert "✗ wrong: d/lambda/d/z (line 5), d/lambda/d/w (line 6)" in text
+    assert "draw 1: x = 1.046, y = -1.197, w = -0.726" in text
+
+
+def test_the_html_lists_missing_adjoints_and_comments() -> None:
+    model = TenFlangModel(SEED_EXAMPLE, "seed")
+    markup = model.check_backprop("# first block\ndefine d/lambda/d/diff = mul 2 diff\n",
+                                  require=["diff"])._repr_html_()
+    text = untrusted(markup)
+    assert "✓ all right: 1 adjoint checked on 5 random draws (3 other adjoints not written)" \
+        in text
+    assert "# first block" in text
+    assert "not written yet: d/lambda/d/o , d/lambda/d/z , d/lambda/d/w" in text
+
+
+def test_the_html_escapes_the_students_text() -> None:
+    model = TenFlangModel(SEED_EXAMPLE, "seed")
+    markup = model.check_backprop("define d/lambda/d/diff = mul 2 diff # <b>bold</b>\n",
+                                  require=["diff"])._repr_html_()
+    assert "<b>bold</b>" not in markup and "&lt;b&gt;bold&lt;/b&gt;" in markup
