@@ -78,12 +78,19 @@ def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog:
 
 def _compiler(argv: list[str] | None) -> int:
     p = _parser("tfcompiler", "Compile a TenFlang shape program to its Gradient Computing "
-                "Program (GCP), printed on standard output.",
-                "example:\n  tfcompiler shape.tf > gcp.tf\n  tfcompiler --full shape.tf -o gcp.tf")
+                "Program (GCP), or with --forward to its forward-mode program, printed on "
+                "standard output.",
+                "example:\n  tfcompiler shape.tf > gcp.tf\n  tfcompiler --full shape.tf -o gcp.tf\n"
+                "  tfcompiler --forward shape.tf -o forward.tf   # the same gradients, forward "
+                "mode")
     p.add_argument("shape", metavar="SHAPE.tf", nargs="?", help="the shape program")
     p.add_argument("--full", action="store_true",
                    help="keep every partial derivative (default: only what some weight's "
                         "gradient needs)")
+    p.add_argument("--forward", action="store_true",
+                   help="write the forward-mode program instead: one sweep per weight "
+                        "component carrying each variable's derivative d/v/d/w, with the "
+                        "GCP's outputs d/L/d/w (run or train it like a GCP to compare)")
     p.add_argument("--expand", action="store_true",
                    help="print the program with vectors and macros expanded, do not compile")
     p.add_argument("--list-ops", action="store_true",
@@ -98,8 +105,10 @@ def _compiler(argv: list[str] | None) -> int:
     if args.expand:
         _emit(preprocess_text(text, args.shape), args.output)
         return 0
+    if args.forward and args.full:
+        p.error("--forward and --full cannot be combined (--full is reverse mode's)")
     program = api.parse(text, args.shape)
-    gcp = api.compile(program, full=args.full)
+    gcp = api.compile_forward(program) if args.forward else api.compile(program, full=args.full)
     _warn(program.warnings, args.quiet)
     _emit(gcp.text, args.output)
     return 0

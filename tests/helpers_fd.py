@@ -3,7 +3,9 @@
 The reference for every gradient is a central difference of the *loss* computed by running the
 shape program itself (not its GCP) with one weight component nudged up and down. The GCP is run
 separately, so the two paths share the forward kernels but none of the compiler's derivative
-rules, folding or fan-out bookkeeping.
+rules, folding or fan-out bookkeeping. :func:`assert_gradients` checks the forward-mode program
+(``tfcompiler --forward``) the same way, and against the GCP, so every case that checks the
+GCP checks forward mode too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from tenflang_nb.core import api, gradcheck
 from tenflang_nb.core.backprop import Gcp, adjoint_name
+from tenflang_nb.core.forward import compile_forward
 from tenflang_nb.core.plan import Plan
 from tenflang_nb.core.program import Program, parse
 
@@ -60,7 +63,8 @@ def fd_gradient(program: Program, values: Mapping[str, Any], name: str,
 
 def gcp_gradients(gcp: Gcp, values: Mapping[str, Any], names: Iterable[str]
                   ) -> dict[str, np.ndarray]:
-    """Run the GCP on one example; the adjoint d/L/d/name of each of ``names``."""
+    """Run the GCP (or a forward-mode program) on one example; d/L/d/name of each of
+    ``names``."""
     wanted = {n: adjoint_name(gcp.loss, n) for n in names}
     got = run_program(gcp.program(), values, wanted.values())
     out = {}
@@ -71,14 +75,38 @@ def gcp_gradients(gcp: Gcp, values: Mapping[str, Any], names: Iterable[str]
     return out
 
 
+def assert_forward_mode(program: Program, gcp: Gcp, values: Mapping[str, Any],
+                        names: Iterable[str], rtol: float, atol: float) -> None:
+    """The forward-mode program's gradients equal the GCP's (to rounding) and the central
+    differences (to ``rtol``/``atol``), with the outputs gradient descent reads."""
+    forward = compile_forward(program)
+    forward_program = forward.program()
+    weights = [n for n in names if program.kind(n) == "weight"]
+    for w in program.names("weight"):
+        name = adjoint_name(gcp.loss, w)
+        assert forward_program.kind(name) == "output", (w, forward.text)
+        assert forward_program.shapes[name] == program.shapes[w]
+    got = gcp_gradients(forward, values, weights)
+    reverse = gcp_gradients(gcp, values, weights)
+    for w in weights:
+        scale = max(1.0, float(np.max(np.abs(reverse[w]), initial=0.0)))
+        np.testing.assert_allclose(got[w], reverse[w], rtol=1e-9, atol=1e-12 * scale,
+                                   err_msg=f"forward mode, d/{gcp.loss}/d/{w}\n{forward.text}")
+        np.testing.assert_allclose(got[w], fd_gradient(program, values, w), rtol=rtol,
+                                   atol=atol, err_msg=f"forward mode vs differences, "
+                                   f"d/{gcp.loss}/d/{w}\n{forward.text}")
+
+
 def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] | None = None,
                      *, full: bool = False, rtol: float = RTOL, atol: float = ATOL,
                      scale_atol: bool = False) -> dict[str, np.ndarray]:
-    """Compile ``source`` and check the GCP's gradients against central differences.
+    """Compile ``source`` and check the GCP's gradients against central differences, and
+    the forward-mode program's against both.
 
     ``wrt`` defaults to every weight; with ``full`` the GCP keeps every adjoint, so inputs can be
-    checked too. ``scale_atol`` multiplies ``atol`` by max(1, |loss|) (rounding in the
-    difference quotient grows with the loss). Returns the GCP's gradients.
+    checked too (forward mode has gradients for the weights only). ``scale_atol`` multiplies
+    ``atol`` by max(1, |loss|) (rounding in the difference quotient grows with the loss).
+    Returns the GCP's gradients.
     """
     program = parse(source, "<test>")
     gcp = api.compile(program, full=full)
@@ -96,4 +124,5 @@ def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] 
         np.testing.assert_allclose(
             got[name], expected, rtol=rtol, atol=tol,
             err_msg=f"d/{program.loss}/d/{name} of\n{source}\nGCP:\n{gcp.text}")
+    assert_forward_mode(program, gcp, values, names, rtol, tol)
     return got

@@ -18,8 +18,8 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # listed before it: nothing reaches back up the chain.
 FLOW = [
     "errors", "perf", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
-    "program", "graph", "examples", "backprop", "plan", "optimizers", "settings",
-    "datafiles", "bindings", "train", "gradcheck", "backprop_check", "landscape", "api",
+    "program", "graph", "examples", "backprop", "forward", "plan", "optimizers", "settings",
+    "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost", "landscape", "api",
 ]
 
 

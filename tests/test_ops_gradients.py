@@ -1,7 +1,9 @@
 """Finite-difference checks of every operator and every derivative rule in ``ops.OPS_LIST``.
 
-Each case compiles a small shape program, runs its GCP and compares d(loss)/d(weight) with a
-central difference of the loss (see ``helpers_fd``). Operands are placed in every position
+Each case compiles a small shape program, runs its GCP and its forward-mode program and compares
+d(loss)/d(weight) with a central difference of the loss (see ``helpers_fd``): every operator's
+local partials or vector-Jacobian products (reverse mode) and Jacobian-vector products (forward
+mode) are checked. Operands are placed in every position
 (first, second, both at once, next to a constant, next to an input), the operator appears both
 as the loss's own line and inside the program, and tensors are checked per example and over a
 batch through ``api.trainer``.
@@ -248,6 +250,10 @@ TENSOR_CASES: list[tuple[str, str, str, dict[str, tuple[int, ...]], tuple[int, .
     ("broadcast_row_to_matrix", "broadcast", "broadcast v A", {"v": (3,), "A": (2, 3)}, (2, 3)),
     ("broadcast_column_to_matrix", "broadcast", "broadcast K A", {"K": (2, 1), "A": (2, 3)},
      (2, 3)),
+    # a value that changes with neither operand (A gives the shape, the index is a step)
+    ("onehot_matrix", "onehot", "onehot A 4", {"A": (2, 3)}, (2, 3)),
+    ("onehot_weight_index", "onehot", "onehot u k", {"u": (3,), "k": ()}, (3,)),
+    ("onehot_scalar", "onehot", "onehot s 0", {"s": ()}, ()),
 ]
 
 

@@ -57,6 +57,7 @@ def runs(cli: Runner, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Res
     calls: dict[str, Call] = {}
     for name in SHAPES:
         calls[f"compile {name}"] = Call("tfcompiler", (str(o / name),), work)
+        calls[f"forward {name}"] = Call("tfcompiler", ("--forward", str(o / name)), work)
     for name in GCPS + MALFORMED:
         calls[f"compile {name}"] = Call("tfcompiler", (str(o / name),), work)
     inputs = {
@@ -100,6 +101,20 @@ def test_shape_programs_compile(name: str, runs: dict[str, Result]) -> None:
     assert gcp == api.compile(shape).text
     assert sorted(program.names("output")) == sorted(
         f"d/{shape.loss}/d/{w}" for w in shape.names("weight"))
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_shape_programs_compile_in_forward_mode(name: str, runs: dict[str, Result]) -> None:
+    # the forward-mode program: valid TenFlang with the GCP's outputs and a sweep per weight
+    text = _ok(runs[f"forward {name}"]).stdout
+    program = parse(text, "forward.tf")
+    shape = api.parse_file(ORIGINAL_DIR / name)
+    forward = api.compile_forward(shape)
+    assert text == forward.text
+    assert sorted(program.names("output")) == sorted(
+        f"d/{shape.loss}/d/{w}" for w in shape.names("weight"))
+    assert [s.weight for s in forward.sweeps] == [
+        w for w in shape.names("weight") if shape.shapes[w] == ()]
 
 
 @pytest.mark.parametrize("name", GCPS)

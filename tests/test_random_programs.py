@@ -1,4 +1,5 @@
-"""Random valid programs (hypothesis): GCP gradients must match central differences.
+"""Random valid programs (hypothesis): GCP gradients must match central differences, and so
+must the forward-mode program's (which must also equal the GCP's).
 
 The generator builds a straight-line program line by line while computing every value with its
 own numpy reference (not TenFlang's kernels), choosing operands so that each function is smooth
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import hypothesis_settings
-from helpers_fd import fd_gradient, gcp_gradients, loss_of
+from helpers_fd import assert_forward_mode, fd_gradient, gcp_gradients, loss_of
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -305,6 +306,8 @@ def _check_gradients(case: Case, full: bool) -> None:
                                    err_msg=f"d/L/d/{name}\n{case.source}\n{gcp.text}")
         if name in case.weights:
             assert again.kind(f"d/L/d/{name}") == "output"
+    if not full:
+        assert_forward_mode(shape, gcp, values, case.weights, rtol=1e-5, atol=tol)
 
 
 @hypothesis_settings(80)

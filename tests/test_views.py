@@ -318,3 +318,48 @@ def test_model_display_is_stable_text_and_rich_html(seed: TenFlangModel) -> None
 def test_dot_source(seed: TenFlangModel) -> None:
     dot = seed.dot()
     assert "rankdir=LR" in dot and dot.count("->") == 7
+
+
+# ------------------------------------------------------------------------------ cost
+
+def _cells(html: str) -> list[list[str]]:
+    rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.DOTALL)
+    return [[html_lib.unescape(re.sub(r"<[^>]+>", "", c))
+             for c in re.findall(r"<t[hd]>(.*?)</t[hd]>", row)] for row in rows]
+
+
+def test_cost_view_is_registered_but_neither_default_nor_in_all() -> None:
+    from tenflang_nb.notebook.views import VIEWS, default_views
+
+    assert "cost" in VIEWS and not VIEWS["cost"].in_all
+    assert "cost" not in default_views() and "cost" not in parse_views("all")
+    assert parse_views("graph,cost") == ["graph", "cost"]
+
+
+def test_cost_view_is_a_plain_table_with_the_counts() -> None:
+    from lab_sanitizer import sanitize
+
+    model = TenFlangModel(XOR, "xor")
+    cost = model.cost(examples=4, budget=0.0)
+    assert model.costs is cost
+    assert (cost.forward.sweeps, cost.reverse.sweeps) == (17, 1)
+    assert repr(cost) == ("<TenFlang cost of one gradient: forward mode 17 sweeps, "
+                          f"{cost.forward.lines} lines; reverse mode 1 sweep, "
+                          f"{cost.reverse.lines} lines>")
+    for html in (model.show("cost").html, cost._repr_html_()):
+        # the view reuses the measured cost, and reads the same in an untrusted notebook
+        rows = _cells(sanitize(html))  # what an untrusted notebook shows
+        assert rows[0][1:] == ["forward mode (tfcompiler --forward)",
+                               "reverse mode (backprop, the GCP)"]
+        assert rows[1] == ["sweeps per gradient", "17 (one per weight component)", "1"]
+        assert rows[2] == ["lines executed per gradient", f"{cost.forward.lines:,}",
+                           f"{cost.reverse.lines:,}"]
+        assert rows[5][0] == "time per gradient, measured on 4 examples"
+        assert all(re.fullmatch(r"[0-9.]+ (s|ms|µs)", t) for t in rows[5][1:])
+        assert "Times vary between machines and runs; the counts do not." in html
+    assert "<script>" not in cost._repr_html_()
+
+
+def test_cost_view_without_a_loss_says_why() -> None:
+    model = TenFlangModel("declare input x\ndeclare output y\ndefine y = mul x 2\n", "noloss")
+    assert "declares no loss" in model.show("cost").html

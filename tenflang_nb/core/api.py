@@ -22,8 +22,11 @@ from . import bindings
 from .backprop import Gcp, compile_program
 from .backprop_check import BackpropCheck
 from .backprop_check import check_backprop as _check_backprop
+from .cost import ModeComparison, compare_modes
 from .datafiles import DataTable, read_data
 from .errors import TenFlangError
+from .forward import ForwardProgram
+from .forward import compile_forward as compile_forward_program
 from .lexical import GIVEN_KINDS
 from .plan import Plan, interpret
 from .preprocess import preprocess_text
@@ -33,9 +36,9 @@ from .textio import read_text
 from .train import GradientDescent, TrainResult, Weights, gcp_weights, initial_weights
 
 __all__ = [
-    "BackpropCheck", "DataTable", "Gcp", "GradientDescent", "Program", "TenFlangError",
-    "TrainResult", "TrainSettings", "check", "check_backprop", "compile", "evaluate",
-    "first_nonfinite", "gcp_weights",
+    "BackpropCheck", "DataTable", "ForwardProgram", "Gcp", "GradientDescent", "ModeComparison",
+    "Program", "TenFlangError", "TrainResult", "TrainSettings", "check", "check_backprop",
+    "compare_modes", "compile", "compile_forward", "evaluate", "first_nonfinite", "gcp_weights",
     "initial_weights", "interpret", "load_data", "parse", "parse_file", "preprocess", "train",
     "trainer",
 ]
@@ -65,6 +68,21 @@ def compile(program: Program | str, full: bool = False) -> Gcp:
     if isinstance(program, str):
         program = parse(program)
     return compile_program(program, full=full)
+
+
+def compile_forward(program: Program | str) -> ForwardProgram:
+    """Compile a shape program (or its text) to its forward-mode program
+    (``tfcompiler --forward``): the same outputs ``d/L/d/w`` as the GCP, computed by one
+    forward sweep per weight component. It trains like a GCP (``train(forward, data)``).
+
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> forward = compile_forward(SEED_EXAMPLE)
+    >>> len(forward.sweeps), forward.gradient_names()
+    (1, {'w': 'd/lambda/d/w'})
+    """
+    if isinstance(program, str):
+        program = parse(program)
+    return compile_forward_program(program)
 
 
 def check_backprop(shape: Program | str, text: str, *, require: Any = None, draws: int = 5,

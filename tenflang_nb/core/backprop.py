@@ -5,6 +5,11 @@ as the SUM over every use of ``v`` (fan-out, and the same operand twice in one l
 ``d/L/d/p * d/p/d/v``, then the local partials ``d/v/d/m`` of ``v``'s own operands. Operators
 that are not elementwise contribute vector-Jacobian products instead (see ``ops.py``).
 Every emitted line records the shape-program line it derives from (its provenance).
+
+The machinery that writes a derived program is shared with forward mode (``forward.py``):
+:class:`LineEmitter` (derivative rules emit through it; it folds constants and identities),
+:class:`Writer` (names, declarations, provenance), :func:`write_forward_pass`,
+:func:`local_partial`, :func:`describe_line` and :func:`check_loss`.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from .syntax import Comment, Declare, Define, Statement
 class GcpLine:
     statement: Statement
     origin: int  # line of the shape program this line derives from (0: none)
-    section: str  # "header", "forward" or "backward"
+    # "header", "forward" or "backward"; a forward-mode program has "partials" and "tangent"
+    # where a GCP has "backward"
+    section: str
 
 
 @dataclass
@@ -58,38 +65,47 @@ class Gcp:
         return [line.origin for line in self.lines]
 
 
-class _Tmp:
+class Tmp:
+    """A line a :class:`LineEmitter` holds, not yet named (the ``index``-th it emitted)."""
+
     __slots__ = ("index",)
 
     def __init__(self, index: int) -> None:
         self.index = index
 
 
-class _Emitter:
-    """Collects the lines computing one named quantity; folds constants as it goes."""
+class LineEmitter:
+    """Collects the lines computing one named quantity; folds constants as it goes.
+
+    >>> e = LineEmitter({"x": ()})
+    >>> e("mul", "x", Const.of(1)), e("add", Const.of(2), Const.of(3))
+    ('x', Const(value=5.0, text='5'))
+    """
 
     def __init__(self, shapes: dict[str, Shape]) -> None:
         self.shapes = shapes
-        self.instrs: list[tuple[str, tuple[Ref | _Tmp, ...], Shape]] = []
+        self.instrs: list[tuple[str, tuple[Ref | Tmp, ...], Shape]] = []
 
-    def shape(self, ref: Ref | _Tmp) -> Shape:
-        if isinstance(ref, _Tmp):
+    def shape(self, ref: Ref | Tmp) -> Shape:
+        if isinstance(ref, Tmp):
             return self.instrs[ref.index][2]
         if isinstance(ref, Const):
             return ()
         return self.shapes[ref]
 
-    def __call__(self, name: str, *args: Ref | _Tmp) -> Ref | _Tmp:  # type: ignore[override]
+    def __call__(self, name: str, *args: Ref | Tmp) -> Ref | Tmp:  # type: ignore[override]
         op = ops.OPS[name]
-        folded = _fold(name, args)
+        folded = fold(name, args)
         if folded is not None:
             return folded
         shape = op.shape(*(self.shape(a) for a in args))
         self.instrs.append((name, args, shape))
-        return _Tmp(len(self.instrs) - 1)
+        return Tmp(len(self.instrs) - 1)
 
 
-def _fold(name: str, args: tuple[Ref | _Tmp, ...]) -> Ref | _Tmp | None:
+def fold(name: str, args: tuple[Ref | Tmp, ...]) -> Ref | Tmp | None:
+    """What ``name args`` is without a line: a constant, or the operand an identity keeps
+    (``mul x 1`` is ``x``); None when it needs a line."""
     # identities keep the GCP readable; constants are scalars, so never change a shape
     if all(isinstance(a, Const) for a in args) and ops.OPS[name].elementwise:
         values = [np.array([a.value]) for a in args]  # type: ignore[union-attr]
@@ -103,15 +119,24 @@ def _fold(name: str, args: tuple[Ref | _Tmp, ...]) -> Ref | _Tmp | None:
     return None if keep is None else args[keep]
 
 
-class _Writer:
-    def __init__(self, loss: str, shapes: dict[str, Shape]) -> None:
+class Writer:
+    """Writes a derived program's lines (with provenance), names its temporaries."""
+
+    def __init__(self, loss: str, shapes: dict[str, Shape], section: str = "backward") -> None:
         self.loss = loss
         self.shapes = shapes
+        self.section = section  # of the lines added without one
         self.lines: list[GcpLine] = []
         self.counters: dict[str, int] = {}
 
-    def add(self, statement: Statement, origin: int, section: str = "backward") -> None:
-        self.lines.append(GcpLine(statement, origin, section))
+    def fork(self, section: str | None = None) -> Writer:
+        """A writer of another block of lines, sharing names and shapes with this one."""
+        other = Writer(self.loss, self.shapes, section or self.section)
+        other.counters = self.counters
+        return other
+
+    def add(self, statement: Statement, origin: int, section: str | None = None) -> None:
+        self.lines.append(GcpLine(statement, origin, section or self.section))
 
     def fresh(self, base: str) -> str:
         k = self.counters.get(base, 0)
@@ -122,15 +147,15 @@ class _Writer:
         self.shapes[name] = shape
         self.add(Declare(kind, name, shape or None), origin)
 
-    def emit(self, base: str, e: _Emitter, result: Ref | _Tmp, origin: int,
+    def emit(self, base: str, e: LineEmitter, result: Ref | Tmp, origin: int,
              kind: str = "intvar", name: str | None = None) -> str:
         """Write the emitter's lines; the last one (the result) is named ``name or base``."""
         target = name or base
         names: dict[int, str] = {}
-        last = result.index if isinstance(result, _Tmp) else -1
+        last = result.index if isinstance(result, Tmp) else -1
 
-        def ref(a: Ref | _Tmp) -> Ref:
-            return names[a.index] if isinstance(a, _Tmp) else a
+        def ref(a: Ref | Tmp) -> Ref:
+            return names[a.index] if isinstance(a, Tmp) else a
 
         for i, (op, args, shape) in enumerate(e.instrs):
             if i == last:
@@ -138,7 +163,7 @@ class _Writer:
             names[i] = self.fresh(base)
             self.declare("intvar", names[i], shape, origin)
             self.add(Define(names[i], op, tuple(ref(a) for a in args)), origin)
-        if isinstance(result, _Tmp):
+        if isinstance(result, Tmp):
             op, args, shape = e.instrs[last]
             self.declare(kind, target, shape, origin)
             self.add(Define(target, op, tuple(ref(a) for a in args)), origin)
@@ -162,7 +187,7 @@ def compile_program(program: Program, full: bool = False) -> Gcp:
 
 
 def _compile(program: Program, full: bool) -> Gcp:
-    loss = _check_loss(program)
+    loss = check_loss(program)
     graph = DataFlowGraph(program)
     topo = graph.topological_order([loss])  # ancestors of the loss, producers first
     position = {v: i for i, v in enumerate(reversed(topo))}
@@ -173,7 +198,7 @@ def _compile(program: Program, full: bool) -> Gcp:
     else:
         needed = ancestors & graph.descendants([w for w in weights if w in ancestors])
     shapes = dict(program.shapes)
-    out = _Writer(loss, shapes)
+    out = Writer(loss, shapes)
     _forward(program, out, ancestors, full)
 
     origin_of = {n: d.src.line for n, d in program.decls.items()}
@@ -183,7 +208,7 @@ def _compile(program: Program, full: bool) -> Gcp:
         if v not in needed:
             continue
         origin = origin_of[v]
-        out.add(Comment(_describe(program, v)), origin)
+        out.add(Comment(describe_line(program, v)), origin)
         consumers = sorted((p for p in graph.consumers(v) if p in needed), key=position.get)
         if v == loss:
             if full:
@@ -197,13 +222,14 @@ def _compile(program: Program, full: bool) -> Gcp:
         if w not in needed:
             origin = origin_of[w]
             out.add(Comment(f"weight {w} cannot affect {loss}: its gradient is 0"), origin)
-            e = _Emitter(shapes)
+            e = LineEmitter(shapes)
             zero = e("mul", Const.of(0), w) if shapes[w] else Const.of(0)
             out.emit(adjoint_name(loss, w), e, zero, origin, kind="output")
     return Gcp(program, loss, weights, full, out.lines)
 
 
-def _check_loss(program: Program) -> str:
+def check_loss(program: Program) -> str:
+    """The loss of a shape program that can be differentiated (errors name every problem)."""
     loss = program.loss
     errors: list[Diagnostic] = []
     # d/a/d/b names belong to the compiler: d/L/d/<them> would not be a valid name, and a
@@ -233,46 +259,59 @@ def _check_loss(program: Program) -> str:
 COMMENT_WIDTH = 100
 
 
-def _forward(program: Program, out: _Writer, ancestors: set[str], full: bool) -> None:
+def _forward(program: Program, out: Writer, ancestors: set[str], full: bool) -> None:
     weights = program.names("weight")
     loss = program.loss
-    name = program.file.rsplit("/", 1)[-1]
     header = [
-        f"Gradient Computing Program generated by tfcompiler from {name}",
-        *_wrap(f"loss: {loss}; weights: {' '.join(weights) or '(none)'}"),
-        *_wrap(f"outputs: {' '.join(adjoint_name(loss, w) for w in weights) or '(none)'}"),
-        "forward pass: the shape program (inputs, expected outputs and weights are inputs)",
+        f"Gradient Computing Program generated by tfcompiler from {program_name(program)}",
+        *wrap_comment(f"loss: {loss}; weights: {' '.join(weights) or '(none)'}"),
+        *wrap_comment(f"outputs: {' '.join(adjoint_name(loss, w) for w in weights) or '(none)'}"),
     ]
     for text in header:
         out.add(Comment(text), 0, "header")
+    write_forward_pass(program, out, ancestors, full)
+    out.add(Comment(f"backward pass: adjoints d/{program.loss}/d/v, "
+                    "loss first (reverse topological order)"), 0, "header")
+
+
+def program_name(program: Program) -> str:
+    """The shape program's file name, as a derived program's header names it."""
+    return program.file.rsplit("/", 1)[-1]
+
+
+def write_forward_pass(program: Program, out: Writer, keep: set[str], full: bool = False
+                       ) -> None:
+    """The shape program's lines that compute ``keep`` (all of them when ``full``), with
+    inputs, expected outputs and weights declared ``input``, outputs ``intvar``."""
+    out.add(Comment("forward pass: the shape program (inputs, expected outputs and weights "
+                    "are inputs)"), 0, "header")
     for s in program.statements:
         if isinstance(s, Comment):
             continue
         if isinstance(s, Declare):
-            keep = full or s.kind in GIVEN_KINDS or s.name in ancestors
-            if not keep:
+            if not (full or s.kind in GIVEN_KINDS or s.name in keep):
                 continue
             kind = "input" if s.kind in GIVEN_KINDS else (
                 "loss" if s.kind == "loss" else "intvar")
             shape = program.shapes[s.name]
             out.add(Declare(kind, s.name, shape or None), s.src.line, "forward")
-        elif full or s.target in ancestors:
+        elif full or s.target in keep:
             out.add(Define(s.target, s.op, s.args), s.src.line, "forward")
-    out.add(Comment(f"backward pass: adjoints d/{loss}/d/v, "
-                    "loss first (reverse topological order)"), 0, "header")
 
 
-def _wrap(text: str) -> list[str]:
+def wrap_comment(text: str) -> list[str]:
     """A long header comment as several lines (continuations indented), breaking at spaces.
 
-    >>> [len(line) for line in _wrap("outputs: " + " ".join(f"d/L/d/w{i}" for i in range(20)))]
+    >>> [len(line) for line in wrap_comment("outputs: " + " ".join(f"d/L/d/w{i}"
+    ...                                                         for i in range(20)))]
     [98, 91, 11]
     """
     return textwrap.wrap(text, COMMENT_WIDTH, subsequent_indent="  ", break_long_words=False,
                          break_on_hyphens=False) or [text]
 
 
-def _describe(program: Program, v: str) -> str:
+def describe_line(program: Program, v: str) -> str:
+    """``line N: <the line defining v>`` (or declaring it), as the user wrote it."""
     d = program.defs.get(v)
     s: Statement = d if d is not None else program.decls[v]
     text = s.src.expansion or " ".join(s.src.tokens) or str(s)
@@ -281,18 +320,18 @@ def _describe(program: Program, v: str) -> str:
     return f"line {s.src.line}: {text}"
 
 
-def _adjoint(program: Program, out: _Writer, v: str, consumers: list[str],
+def _adjoint(program: Program, out: Writer, v: str, consumers: list[str],
              partial_name: dict[tuple[str, str], str], origin: int) -> None:
     loss = out.loss
     shapes = out.shapes
-    e = _Emitter(shapes)
-    total: Ref | _Tmp | None = None
+    e = LineEmitter(shapes)
+    total: Ref | Tmp | None = None
     for p in consumers:
         d = program.defs[p]
         g: Ref = Const.of(1) if p == loss else adjoint_name(loss, p)
         op = ops.OPS[d.op] if d.op else None
         if op is None:  # a copy: d/p/d/v = 1
-            term: Ref | _Tmp = g
+            term: Ref | Tmp = g
         elif op.partials is not None:
             partial = partial_name[(p, v)]
             term = e("mul", g, partial)
@@ -306,9 +345,9 @@ def _adjoint(program: Program, out: _Writer, v: str, consumers: list[str],
     out.emit(adjoint_name(loss, v), e, total, origin, kind=kind)
 
 
-def _vjp_sum(op: ops.Op, e: _Emitter, g: Ref, d: Define, v: str) -> Ref | _Tmp:
+def _vjp_sum(op: ops.Op, e: LineEmitter, g: Ref, d: Define, v: str) -> Ref | Tmp:
     assert op.vjp is not None
-    total: Ref | _Tmp | None = None
+    total: Ref | Tmp | None = None
     for i, a in enumerate(d.args):
         if a == v:
             term = op.vjp[i](e, g, *d.args, d.target)
@@ -317,25 +356,18 @@ def _vjp_sum(op: ops.Op, e: _Emitter, g: Ref, d: Define, v: str) -> Ref | _Tmp:
     return total
 
 
-def _local_partials(program: Program, out: _Writer, p: str, needed: set[str],
+def _local_partials(program: Program, out: Writer, p: str, needed: set[str],
                     graph: DataFlowGraph, partial_name: dict[tuple[str, str], str],
                     origin: int) -> None:
     d = program.defs.get(p)
     if d is None or d.op is None or ops.OPS[d.op].partials is None:
         return
-    op = ops.OPS[d.op]
-    assert op.partials is not None
     loss = out.loss
     for m in dict.fromkeys(d.variables()):
         if m not in needed:
             continue
-        e = _Emitter(out.shapes)
-        total: Ref | _Tmp | None = None
-        for i, a in enumerate(d.args):
-            if a == m:  # the same operand twice (mul w w): the partial is the sum of both
-                term = op.partials[i](e, *d.args, p)
-                total = term if total is None else e("add", total, term)
-        assert total is not None
+        e = LineEmitter(out.shapes)
+        total = local_partial(e, d, m)
         base = adjoint_name(p, m)
         name = None
         kind = "intvar"
@@ -349,4 +381,21 @@ def _local_partials(program: Program, out: _Writer, p: str, needed: set[str],
         partial_name[(p, m)] = out.emit(base, e, total, origin, kind=kind, name=name)
 
 
-__all__ = ["Gcp", "GcpLine", "adjoint_name", "compile_program"]
+def local_partial(e: ops.Emitter, d: Define, m: str) -> Ref | Tmp:
+    """The local partial ``d/v/d/m`` of the elementwise line ``d`` (``v = op ...``) with
+    respect to its operand ``m``: for the same operand twice (``mul w w``), the sum of both
+    operands' rules."""
+    op = ops.OPS[str(d.op)]
+    assert op.partials is not None
+    total: Ref | Tmp | None = None
+    for i, a in enumerate(d.args):
+        if a == m:
+            term = op.partials[i](e, *d.args, d.target)
+            total = term if total is None else e("add", total, term)
+    assert total is not None
+    return total
+
+
+__all__ = ["Gcp", "GcpLine", "LineEmitter", "Tmp", "Writer", "adjoint_name", "check_loss",
+           "compile_program", "describe_line", "fold", "local_partial", "wrap_comment",
+           "write_forward_pass"]

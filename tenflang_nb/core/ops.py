@@ -13,7 +13,11 @@ Derivative rules come in two flavours, as in JAX's per-primitive tables:
 * ``partials``: for elementwise operators, one rule per operand giving the *local partial*
   ``d/v/d/a`` as TenFlang (the seed's GCP layout: ``d/L/d/a = mul d/L/d/v d/v/d/a``);
 * ``vjp``: for every other operator, one rule per operand giving the vector-Jacobian product
-  (the contribution to ``d/L/d/a`` given the adjoint ``g = d/L/d/v``), never a Jacobian.
+  (the contribution to ``d/L/d/a`` given the adjoint ``g = d/L/d/v``), never a Jacobian;
+* ``jvp``: beside ``vjp``, one rule per operand giving the Jacobian-vector product (the
+  contribution to the tangent ``d/v/d/w`` given the operand's tangent ``t = d/a/d/w``), which
+  forward mode (``forward.py``) needs. Elementwise operators need none: their tangent is
+  ``d/v/d/a * t``, from the same local partials.
 
 A rule receives an emitter ``e``; ``e("mul", x, y)`` emits a TenFlang line and returns the name
 of its result, ``e.shape(x)`` gives a per-example shape.
@@ -77,6 +81,8 @@ class KernelSpec:
 Kernel = Callable[..., Any]  # kernel(*operand_arrays, out=array) -> array
 PartialRule = Callable[..., Ref]  # rule(e, *operands, out) -> Ref
 VjpRule = Callable[..., Ref]  # rule(e, g, *operands, out) -> Ref
+# rule(e, t, *operands, out) -> Ref, or None when this operand cannot change the value
+JvpRule = Callable[..., Ref | None]
 
 
 class MeanContext(Protocol):
@@ -105,6 +111,7 @@ class Op:
     kernel: Callable[[KernelSpec], Kernel]
     partials: tuple[PartialRule, ...] | None = None
     vjp: tuple[VjpRule, ...] | None = None
+    jvp: tuple[JvpRule, ...] | None = None
     helper: bool = False  # mainly emitted by the compiler (still valid by hand)
     elementwise: bool = True
     aliases: tuple[str, ...] = field(default=())
@@ -192,6 +199,12 @@ def _sumto_shape(a: Shape, b: Shape) -> Shape:
     if _broadcast(a, b) != a:
         raise ShapeError(f"cannot sum {fmt_shape(a)} down to {fmt_shape(b)}")
     return b
+
+
+def _onehot_shape(a: Shape, b: Shape) -> Shape:
+    if b:
+        raise ShapeError("the index (the second operand) must be a scalar")
+    return a
 
 
 def _broadcast_to_shape(a: Shape, b: Shape) -> Shape:
@@ -393,6 +406,20 @@ def _sumto_kernel(spec: KernelSpec) -> Kernel:
     return sumto
 
 
+def _onehot_kernel(spec: KernelSpec) -> Kernel:
+    shape = spec.out_shape
+    flat = np.arange(_size(shape), dtype=np.float64).reshape((1, *shape))
+    k = spec.consts[1]
+    if k is not None:  # forward mode's seeds: the same tensor at every run
+        fixed = np.equal(flat, k).astype(np.float64)
+        return lambda a, b, out=None: _into(out, fixed)
+
+    def onehot(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        return _into(out, np.equal(flat, np.reshape(b, (-1,) + (1,) * len(shape))))
+
+    return onehot
+
+
 def _broadcast_kernel(spec: KernelSpec) -> Kernel:
     sa, out_shape = spec.in_shapes[0], spec.out_shape
     aligned = (1,) * (len(out_shape) - len(sa)) + sa
@@ -459,17 +486,35 @@ def _outer_mean(c: MeanContext) -> Callable[[], object] | None:
     return mean
 
 
-def _scalar_product_mean(c: MeanContext) -> Callable[[], object] | None:
-    # the mean of a per-example product of scalars: one dot product, no N-vector
+def _product_mean(c: MeanContext) -> Callable[[], object] | None:
     a, b = c.args
     n, out = c.n, c.out
-    if not all(isinstance(x, np.ndarray) and x.shape == (n,) for x in (a, b)):
-        return None
+    if all(isinstance(x, np.ndarray) and x.shape == (n,) for x in (a, b)):
+        # the mean of a per-example product of scalars: one dot product, no N-vector
 
-    def mean() -> None:
-        out[...] = np.dot(a, b) / n
+        def dot_mean() -> None:
+            out[...] = np.dot(a, b) / n
 
-    return mean
+        return dot_mean
+    for s, shared in ((a, b), (b, a)):
+        # a per-example scalar times a tensor shared by every example (forward mode adds
+        # d/L/d/W.i.j * d/W/d/W.i.j to d/L/d/W): the scalar's mean times the tensor, without
+        # N tensors
+        if (isinstance(s, np.ndarray) and s.shape[0] == n and s.size == n
+                and isinstance(shared, np.ndarray) and shared.shape[0] == 1):
+            scalars, tensor = s.reshape(n), shared.reshape(shared.shape[1:])  # views
+
+            def scaled_mean(scalars: np.ndarray = scalars, tensor: np.ndarray = tensor
+                            ) -> None:
+                np.multiply(tensor, np.mean(scalars), out=out)
+
+            return scaled_mean
+    return None
+
+
+def _no_tangent(e: Emitter, t: Ref, *operands: Ref) -> None:
+    # the operand only gives a shape (or an index): changing it does not change the value
+    return None
 
 
 def _size(shape: Shape) -> int:
@@ -486,7 +531,7 @@ OPS_LIST: list[Op] = [
        identities=((1, 0.0),), linear=True, affine_in=(0, 1)),
     Op("mul", 2, "product (elementwise for tensors)", "a * b", _broadcast, _ufunc(np.multiply),
        partials=(lambda e, a, b, v: b, lambda e, a, b, v: a), identities=((0, 1.0), (1, 1.0)),
-       batch_mean=_scalar_product_mean, affine_in=(0, 1)),
+       batch_mean=_product_mean, affine_in=(0, 1)),
     Op("pow", 2, "power", "a ^ b", _broadcast, _pow_kernel,
        # the exponent's partial is 0 where the base is 0 (as PyTorch and JAX): lnz, not ln
        partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("lnz", a))),
@@ -522,41 +567,54 @@ OPS_LIST: list[Op] = [
        partials=(lambda e, a, v: e("div", Const.of(1), a),), helper=True),
     # -- tensors
     Op("matmul", 2, "matrix product of vectors/matrices (as numpy's matmul)", "a @ b",
-       _matmul_shape, _matmul_kernel, vjp=(_matmul_vjp_a, _matmul_vjp_b), elementwise=False,
-       affine_in=(0, 1)),
+       _matmul_shape, _matmul_kernel, vjp=(_matmul_vjp_a, _matmul_vjp_b),
+       jvp=(lambda e, t, a, b, v: e("matmul", t, b), lambda e, t, a, b, v: e("matmul", a, t)),
+       elementwise=False, affine_in=(0, 1)),
     Op("transpose", 1, "transpose of a matrix (a vector is unchanged)", "a^T",
        _transpose_shape, _transpose_kernel,
-       vjp=(lambda e, g, a, v: e("transpose", g),), elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, v: e("transpose", g),),
+       jvp=(lambda e, t, a, v: e("transpose", t),), elementwise=False, affine_in=(0,)),
     Op("sum", 1, "sum of all elements (a scalar)", "sum_i a_i", _scalar, _sum_kernel,
-       vjp=(lambda e, g, a, v: e("broadcast", g, a),), elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, v: e("broadcast", g, a),),
+       jvp=(lambda e, t, a, v: e("sum", t),), elementwise=False, affine_in=(0,)),
     Op("mean", 1, "mean of all elements (a scalar)", "sum_i a_i / n", _scalar, _mean_kernel,
        vjp=(lambda e, g, a, v: e("div", e("broadcast", g, a), Const.of(_size(e.shape(a)))),),
-       elementwise=False, affine_in=(0,)),
+       jvp=(lambda e, t, a, v: e("mean", t),), elementwise=False, affine_in=(0,)),
     Op("logsumexp", 1, "log of the sum of exponentials of a vector (a scalar)",
        "ln sum_i e^a_i", _vector_to_scalar, _last_axis_kernel(_logsumexp),
-       vjp=(lambda e, g, a, v: e("mul", g, e("softmax", a)),), elementwise=False),
+       vjp=(lambda e, g, a, v: e("mul", g, e("softmax", a)),),
+       jvp=(lambda e, t, a, v: e("sum", e("mul", e("softmax", a), t)),), elementwise=False),
     Op("softmax", 1, "softmax of a vector", "e^a_i / sum_j e^a_j", _vector,
        _last_axis_kernel(_softmax),
        vjp=(lambda e, g, a, v: e("mul", v, e("sub", g, e("sum", e("mul", g, v)))),),
+       jvp=(lambda e, t, a, v: e("mul", v, e("sub", t, e("sum", e("mul", v, t)))),),
        elementwise=False),
     Op("logsoftmax", 1, "log of the softmax of a vector", "a_i - ln sum_j e^a_j", _vector,
        _last_axis_kernel(_logsoftmax),
        # softmax(a) = e^v: cheaper than recomputing the softmax from a
        vjp=(lambda e, g, a, v: e("sub", g, e("mul", e("exp", v), e("sum", g))),),
+       jvp=(lambda e, t, a, v: e("sub", t, e("sum", e("mul", e("exp", v), t))),),
        elementwise=False),
     Op("outer", 2, "outer product of two vectors (or scalars)", "a_i * b_j", _outer_shape,
        _outer_kernel,
        vjp=(lambda e, g, a, b, v: _outer_vjp(e, g, b, "a"),
             lambda e, g, a, b, v: _outer_vjp(e, g, a, "b")),
+       jvp=(lambda e, t, a, b, v: e("outer", t, b), lambda e, t, a, b, v: e("outer", a, t)),
        helper=True, elementwise=False, batch_mean=_outer_mean, affine_in=(0, 1)),
     Op("sumto", 2, "sum a down to the shape of b (undoes broadcasting)", "unbroadcast(a)",
        _sumto_shape, _sumto_kernel,
        vjp=(lambda e, g, a, b, v: e("broadcast", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
+       jvp=(lambda e, t, a, b, v: e("sumto", t, b), _no_tangent),
        helper=True, elementwise=False, affine_in=(0,)),
     Op("broadcast", 2, "broadcast a to the shape of b", "broadcast(a)", _broadcast_to_shape,
        _broadcast_kernel,
        vjp=(lambda e, g, a, b, v: e("sumto", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
+       jvp=(lambda e, t, a, b, v: e("broadcast", t, b), _no_tangent),
        helper=True, elementwise=False, affine_in=(0,)),
+    Op("onehot", 2, "1 at the flat (row-major) index b of a tensor shaped like a, 0 elsewhere "
+       "(forward mode's seed)", "[i == b]", _onehot_shape, _onehot_kernel,
+       vjp=(lambda e, g, a, b, v: _zeros_like(e, a), lambda e, g, a, b, v: Const.of(0)),
+       jvp=(_no_tangent, _no_tangent), helper=True, elementwise=False),
 ]
 
 
@@ -579,6 +637,8 @@ def _outer_vjp(e: Emitter, g: Ref, other: Ref, which: str) -> Ref:
 OPS: dict[str, Op] = {}
 for _op in OPS_LIST:
     assert (_op.partials is None) != (_op.vjp is None), _op.name
+    assert (_op.vjp is None) == (_op.jvp is None), _op.name  # reverse and forward mode
+    assert all(len(r) == _op.arity for r in (_op.partials, _op.vjp, _op.jvp) if r), _op.name
     for _name in (_op.name, *_op.aliases):
         OPS[_name] = _op
 
@@ -619,7 +679,8 @@ def describe_operators() -> str:
             "|---|---|---|---|---|"]
     for op in OPS_LIST:
         names = " / ".join(f"`{n}`" for n in (op.name, *op.aliases))
-        kind = "local partial" if op.partials is not None else "vector-Jacobian product"
+        kind = ("local partial" if op.partials is not None else
+                "vector-Jacobian product (reverse), Jacobian-vector product (forward)")
         doc = op.doc + (" (helper)" if op.helper else "")
         rows.append(f"| {names} | {op.arity} | {doc} | `{op.math}` | {kind} |")
     return "\n".join(rows) + "\n"

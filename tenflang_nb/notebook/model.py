@@ -30,8 +30,10 @@ from ..core import api
 from ..core.backprop import Gcp
 from ..core.backprop_check import BackpropCheck
 from ..core.bindings import check_names, training_columns
+from ..core.cost import ModeComparison, compare_modes
 from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
+from ..core.forward import ForwardProgram
 from ..core.gradcheck import GradRow, check_gradients
 from ..core.graph import DataFlowGraph
 from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
 
     from .panel import TrainingPanel
 
-__all__ = ["CheckReport", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
+__all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
 
 def as_examples(data: Any, program: Program | None = None) -> DataTable:
@@ -148,6 +150,30 @@ class CheckReport(BackpropCheck):
         return self.report()
 
 
+class Cost(ModeComparison):
+    """What one gradient costs in forward mode and in reverse mode (``model.cost()``).
+
+    Attributes: ``forward`` and ``reverse`` (each with ``sweeps``, ``lines``,
+    ``pass_lines``, ``values_kept``, ``seconds``), ``components``, ``examples``,
+    ``synthetic``, ``line_ratio``, ``time_ratio``. Displays as a plain table; its text omits
+    the times, which vary between machines and runs.
+    """
+
+    @classmethod
+    def of(cls, comparison: ModeComparison) -> Cost:
+        return cls(**{f.name: getattr(comparison, f.name)
+                      for f in dataclasses.fields(comparison)})
+
+    def _repr_html_(self) -> str:
+        return views.cost_html(self)
+
+    def __repr__(self) -> str:
+        f, r = self.forward, self.reverse
+        return (f"<TenFlang cost of one gradient: forward mode {f.sweeps:,} "
+                f"sweep{'s' * (f.sweeps != 1)}, {f.lines:,} lines; reverse mode "
+                f"{r.sweeps:,} sweep, {r.lines:,} lines>")
+
+
 class TenFlangModel:
     """A TenFlang program ready to look at, train and evaluate.
 
@@ -155,7 +181,7 @@ class TenFlangModel:
     (``DataFlowGraph``), ``compiled`` (the pruned ``Gcp``; None without a loss), ``settings``
     (the ``TrainSettings`` training starts from), ``weights`` (name -> value), ``history``
     (training ``Record`` list), ``result`` (last ``TrainResult``), ``data`` (the last
-    training data), ``panel`` (last training panel).
+    training data), ``panel`` (last training panel), ``costs`` (the last :meth:`cost`).
     """
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
@@ -170,6 +196,8 @@ class TenFlangModel:
         self._full: Gcp | None = None
         self._gcp_program: Program | None = None
         self._full_program: Program | None = None
+        self._forward: ForwardProgram | None = None
+        self.costs: Cost | None = None
         self.weights: Weights = initial_weights(
             {w: self.program.shapes[w] for w in self.program.names("weight")},
             self.settings.init, self.settings.seed)
@@ -211,6 +239,15 @@ class TenFlangModel:
     @property
     def gcp_full(self) -> str:
         return self.compiled_full.text
+
+    @property
+    def compiled_forward(self) -> ForwardProgram:
+        """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
+        by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
+        if self._forward is None:
+            self._need_gcp()
+            self._forward = api.compile_forward(self.program)
+        return self._forward
 
     @property
     def gcp_program(self) -> Program:
@@ -433,6 +470,28 @@ class TenFlangModel:
         result = api.check_backprop(self.program, text, require=require, draws=draws,
                                     seed=seed, name=self.name)
         return CheckReport.of(result)
+
+    def cost(self, data: Any = None, *, examples: int = 100, budget: float = 0.2) -> Cost:
+        """What one gradient costs in forward mode and in reverse mode: sweeps, lines
+        executed, numbers kept in memory (counted), and the time per gradient (measured by
+        running both programs, ``budget`` seconds each at least, on the same ``examples``
+        examples: from ``data``, else the training data, else random values). Displays as
+        a table; the numbers are attributes. Also kept as ``costs`` (the ``cost`` view).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> c = TenFlangModel(SEED_EXAMPLE).cost(examples=4, budget=0.0)
+        >>> c.forward.sweeps, c.reverse.sweeps, c.forward.lines, c.reverse.lines
+        (1, 1, 9, 10)
+        """
+        gcp = self._need_gcp()
+        if not self.weights:
+            raise TenFlangError.at(f"'{self.name}' has no weights: there is no gradient to "
+                                   "cost", file=self.program.file)
+        table = self.data if data is None else as_examples(data, self.program)
+        comparison = compare_modes(self.program, table, self.weights, examples=examples,
+                                   budget=budget, forward=self.compiled_forward, gcp=gcp)
+        self.costs = Cost.of(comparison)
+        return self.costs
 
     # ------------------------------------------------------------------ the loss landscape
 

@@ -38,12 +38,13 @@ from .views_tables import (
 )
 
 if TYPE_CHECKING:
-    from .model import Evaluation, GradCheck, TenFlangModel
+    from .model import Cost, Evaluation, GradCheck, TenFlangModel
 
 __all__ = [
-    "VIEWS", "View", "ViewOptions", "backprop_check_html", "default_views", "describe_views",
-    "dot_source", "evaluation_html", "evaluation_text", "gradcheck_html", "gradcheck_text",
-    "model_html", "parse_views", "program_view", "training_summary", "values_view",
+    "VIEWS", "View", "ViewOptions", "backprop_check_html", "cost_html", "default_views",
+    "describe_views", "dot_source", "evaluation_html", "evaluation_text", "fmt_seconds",
+    "gradcheck_html", "gradcheck_text", "model_html", "parse_views", "program_view",
+    "training_summary", "values_view",
 ]
 
 
@@ -115,6 +116,17 @@ def _render_values(model: TenFlangModel, o: ViewOptions) -> str:
         return error_view(err, model.source).html
 
 
+def _render_cost(model: TenFlangModel, o: ViewOptions) -> str:
+    if model.compiled is None or not model.weights:
+        what = "declares no loss" if model.compiled is None else "has no weights"
+        return (f'<div class="tf-note">No cost to show: the program {what}, so it has no '
+                "gradient.</div>")
+    try:
+        return _cost_body(model.costs or model.cost())
+    except TenFlangError as err:
+        return error_view(err, model.source).html
+
+
 VIEWS: dict[str, View] = {v.name: v for v in (
     View("graph", _render_graph, "the data-flow graph, numbered in topological order",
          default=True),
@@ -125,6 +137,10 @@ VIEWS: dict[str, View] = {v.name: v for v in (
          "expanded"),
     View("values", _render_values, "the graph with each node's value and gradient on one "
          "training example", in_all=False, needs_training=True),
+    # not in all: it runs both programs to time them (seconds for a big model), and the
+    # times it shows differ from run to run
+    View("cost", _render_cost, "forward mode against reverse mode (backprop): sweeps, lines "
+         "and memory per gradient, and their measured times", in_all=False),
 )}
 
 
@@ -263,6 +279,65 @@ def evaluation_html(evaluation: Evaluation) -> str:
     rows, columns = _evaluation_rows(evaluation)
     return page(table_html(rows, columns, name_columns=("#",)), new_prefix(str(rows)),
                 interactive=False)
+
+
+def fmt_seconds(seconds: float) -> str:
+    """A measured time to two significant digits, in the unit a reader expects.
+
+    >>> fmt_seconds(0.2122), fmt_seconds(7.93e-05), fmt_seconds(0.00123), fmt_seconds(12.3)
+    ('0.21 s', '79 µs', '1.2 ms', '12 s')
+    >>> fmt_seconds(0.000123), fmt_seconds(0.05)
+    ('120 µs', '50 ms')
+    """
+    for unit, scale, least in (("s", 1.0, 0.1), ("ms", 1e-3, 1e-3), ("µs", 1e-6, 0.0)):
+        if seconds >= least:
+            value = float(f"{seconds / scale:.2g}")
+            return f"{value:g} {unit}"
+    raise AssertionError("unreachable")
+
+
+def _times(ratio: float) -> str:
+    return f"{float(f'{ratio:.2g}'):,.10g}×"
+
+
+def _cost_body(cost: Cost) -> str:
+    f, r = cost.forward, cost.reverse
+    rows = [
+        ("sweeps per gradient", f"{f.sweeps:,} (one per weight component)", f"{r.sweeps:,}"),
+        ("lines executed per gradient", f"{f.lines:,}", f"{r.lines:,}"),
+        ("… of which the forward pass", f"{f.pass_lines:,}", f"{r.pass_lines:,}"),
+        ("numbers kept in memory at the peak (per example)", f"{f.values_kept:,}",
+         f"{r.values_kept:,}"),
+        (f"time per gradient, measured on {cost.examples:,} example"
+         f"{'s' * (cost.examples != 1)}", fmt_seconds(f.seconds), fmt_seconds(r.seconds)),
+    ]
+    body = "".join(f"<tr><th>{esc(what)}</th><td>{esc(fwd)}</td><td>{esc(rev)}</td></tr>"
+                   for what, fwd, rev in rows)
+    table = ('<table class="tf-table"><caption>What one gradient costs</caption><thead><tr>'
+             "<th></th><th>forward mode (<code>tfcompiler --forward</code>)</th>"
+             "<th>reverse mode (backprop, the GCP)</th></tr></thead>"
+             f"<tbody>{body}</tbody></table>")
+    n = cost.components
+    source = ("random values" if cost.synthetic else "the data") + (
+        ", with the current weights")
+    if f.sweeps > 1:
+        verdict = (f"One loss, {n:,} weight components: reverse mode gets the whole gradient "
+                   "from one backward sweep, forward mode needs one sweep per component "
+                   f"({_times(cost.line_ratio)} the lines here).")
+    else:
+        verdict = (f"{f.sweeps} weight component{'s' * (f.sweeps != 1)} to differentiate: "
+                   "forward mode needs no more sweeps than reverse mode, and neither wins by "
+                   "much.")
+    note = (f"{verdict} Times are measured (the best of several runs by the interpreter, on "
+            f"{source}): forward mode took {_times(cost.time_ratio)} as long on this machine. "
+            "Times vary between machines and runs; the counts do not.")
+    return table + f'<p class="tf-note">{esc(note)}</p>'
+
+
+def cost_html(cost: Cost) -> str:
+    """The cost comparison as a plain table (it reads the same without CSS or scripts)."""
+    body = _cost_body(cost)
+    return page(body, new_prefix(body), interactive=False)
 
 
 def evaluation_text(evaluation: Evaluation) -> str:
