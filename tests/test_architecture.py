@@ -19,7 +19,7 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 FLOW = [
     "errors", "perf", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
     "program", "graph", "examples", "backprop", "forward", "plan", "optimizers", "settings",
-    "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost", "api",
+    "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost", "landscape", "api",
 ]
 
 

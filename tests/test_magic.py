@@ -76,7 +76,7 @@ def test_help_lists_every_option(ip: Any) -> None:
     text = cap.stdout
     assert "%%tenflang [--show VIEWS]" in text
     for option in ("--show", "--full", "--example", "--train", "--lr", "--tol", "--max-iter",
-                   "--init", "--seed", "--no-live"):
+                   "--init", "--seed", "--no-live", "--landscape"):
         assert option in text
     assert "graph, order, gcp, expanded" in text
 
@@ -223,6 +223,18 @@ def test_train_no_live_with_a_dict_is_deterministic(ip: Any) -> None:
         assert plain(cap)[0].startswith("<TenFlang training panel: iteration 30/30")
     core = train(compile(parse(SEED_EXAMPLE)), DATA, lr=0.5, max_iter=30)
     assert weights[0] == weights[1] == core.weights["w"]
+
+
+def test_train_with_the_landscape_shown(ip: Any) -> None:
+    pytest.importorskip("tenflang_nb.notebook.panel")
+    ip.user_ns["data"] = DATA
+    _, cap = run(ip, "net --show none --train data --no-live --max-iter 20 --landscape",
+                 SEED_EXAMPLE)
+    panel = ip.user_ns["net"].panel
+    assert panel.show_landscape.value and panel.landscape_plot.value[:4] == b"\x89PNG"
+    assert "alt='loss landscape" in html(cap) and "alt='loss curve" in html(cap)
+    _, cap = run(ip, "net --show none --train data --no-live --max-iter 20", SEED_EXAMPLE)
+    assert "loss landscape" not in html(cap)
 
 
 def test_train_from_a_file_and_show_values(ip: Any) -> None:

@@ -21,6 +21,7 @@ REQUIRED = (
     "03_symbolic_numerical_automatic.ipynb",
     "04_digits_classifier.ipynb",
     "05_exercises.ipynb",
+    "06_when_training_fails.ipynb",
 )
 MAX_OUTPUT_BYTES = 200_000
 MAX_NOTEBOOK_BYTES = 1_000_000

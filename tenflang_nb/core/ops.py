@@ -125,6 +125,11 @@ class Op:
     # :class:`MeanContext`); None when it does not apply to these operands.
     linear: bool = False
     batch_mean: MeanRule | None = None
+    # Loss-landscape hook: the operands in which the result is affine (linear plus a
+    # constant) while the other operands stay fixed (``mul``: each; ``div``: the first);
+    # with ``linear``, also when they vary together. Over a plane of weight settings such a
+    # line is computed three times, not once per grid point (see core/landscape.py).
+    affine_in: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------------------- shape rules
@@ -520,13 +525,13 @@ OPS_LIST: list[Op] = [
     # -- the original's primitives
     Op("add", 2, "sum of two values", "a + b", _broadcast, _ufunc(np.add),
        partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(1)),
-       identities=((0, 0.0), (1, 0.0)), linear=True),
+       identities=((0, 0.0), (1, 0.0)), linear=True, affine_in=(0, 1)),
     Op("sub", 2, "difference", "a - b", _broadcast, _ufunc(np.subtract),
        partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(-1)),
-       identities=((1, 0.0),), linear=True),
+       identities=((1, 0.0),), linear=True, affine_in=(0, 1)),
     Op("mul", 2, "product (elementwise for tensors)", "a * b", _broadcast, _ufunc(np.multiply),
        partials=(lambda e, a, b, v: b, lambda e, a, b, v: a), identities=((0, 1.0), (1, 1.0)),
-       batch_mean=_product_mean),
+       batch_mean=_product_mean, affine_in=(0, 1)),
     Op("pow", 2, "power", "a ^ b", _broadcast, _pow_kernel,
        # the exponent's partial is 0 where the base is 0 (as PyTorch and JAX): lnz, not ln
        partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("lnz", a))),
@@ -541,9 +546,9 @@ OPS_LIST: list[Op] = [
     Op("div", 2, "quotient", "a / b", _broadcast, _ufunc(np.divide),
        partials=(lambda e, a, b, v: e("div", Const.of(1), b),
                  lambda e, a, b, v: e("neg", e("div", v, b))),
-       identities=((1, 1.0),)),
+       identities=((1, 1.0),), affine_in=(0,)),
     Op("neg", 1, "negation", "-a", _same, _ufunc(np.negative),
-       partials=(lambda e, a, v: Const.of(-1),)),
+       partials=(lambda e, a, v: Const.of(-1),), affine_in=(0,)),
     Op("tanh", 1, "hyperbolic tangent", "tanh a", _same, _ufunc(np.tanh),
        partials=(lambda e, a, v: e("sub", Const.of(1), e("mul", v, v)),)),
     Op("relu", 1, "rectified linear unit", "max(a, 0)", _same, _ufunc(_relu),
@@ -564,17 +569,17 @@ OPS_LIST: list[Op] = [
     Op("matmul", 2, "matrix product of vectors/matrices (as numpy's matmul)", "a @ b",
        _matmul_shape, _matmul_kernel, vjp=(_matmul_vjp_a, _matmul_vjp_b),
        jvp=(lambda e, t, a, b, v: e("matmul", t, b), lambda e, t, a, b, v: e("matmul", a, t)),
-       elementwise=False),
+       elementwise=False, affine_in=(0, 1)),
     Op("transpose", 1, "transpose of a matrix (a vector is unchanged)", "a^T",
        _transpose_shape, _transpose_kernel,
        vjp=(lambda e, g, a, v: e("transpose", g),),
-       jvp=(lambda e, t, a, v: e("transpose", t),), elementwise=False),
+       jvp=(lambda e, t, a, v: e("transpose", t),), elementwise=False, affine_in=(0,)),
     Op("sum", 1, "sum of all elements (a scalar)", "sum_i a_i", _scalar, _sum_kernel,
        vjp=(lambda e, g, a, v: e("broadcast", g, a),),
-       jvp=(lambda e, t, a, v: e("sum", t),), elementwise=False),
+       jvp=(lambda e, t, a, v: e("sum", t),), elementwise=False, affine_in=(0,)),
     Op("mean", 1, "mean of all elements (a scalar)", "sum_i a_i / n", _scalar, _mean_kernel,
        vjp=(lambda e, g, a, v: e("div", e("broadcast", g, a), Const.of(_size(e.shape(a)))),),
-       jvp=(lambda e, t, a, v: e("mean", t),), elementwise=False),
+       jvp=(lambda e, t, a, v: e("mean", t),), elementwise=False, affine_in=(0,)),
     Op("logsumexp", 1, "log of the sum of exponentials of a vector (a scalar)",
        "ln sum_i e^a_i", _vector_to_scalar, _last_axis_kernel(_logsumexp),
        vjp=(lambda e, g, a, v: e("mul", g, e("softmax", a)),),
@@ -595,17 +600,17 @@ OPS_LIST: list[Op] = [
        vjp=(lambda e, g, a, b, v: _outer_vjp(e, g, b, "a"),
             lambda e, g, a, b, v: _outer_vjp(e, g, a, "b")),
        jvp=(lambda e, t, a, b, v: e("outer", t, b), lambda e, t, a, b, v: e("outer", a, t)),
-       helper=True, elementwise=False, batch_mean=_outer_mean),
+       helper=True, elementwise=False, batch_mean=_outer_mean, affine_in=(0, 1)),
     Op("sumto", 2, "sum a down to the shape of b (undoes broadcasting)", "unbroadcast(a)",
        _sumto_shape, _sumto_kernel,
        vjp=(lambda e, g, a, b, v: e("broadcast", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
        jvp=(lambda e, t, a, b, v: e("sumto", t, b), _no_tangent),
-       helper=True, elementwise=False),
+       helper=True, elementwise=False, affine_in=(0,)),
     Op("broadcast", 2, "broadcast a to the shape of b", "broadcast(a)", _broadcast_to_shape,
        _broadcast_kernel,
        vjp=(lambda e, g, a, b, v: e("sumto", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
        jvp=(lambda e, t, a, b, v: e("broadcast", t, b), _no_tangent),
-       helper=True, elementwise=False),
+       helper=True, elementwise=False, affine_in=(0,)),
     Op("onehot", 2, "1 at the flat (row-major) index b of a tensor shaped like a, 0 elsewhere "
        "(forward mode's seed)", "[i == b]", _onehot_shape, _onehot_kernel,
        vjp=(lambda e, g, a, b, v: _zeros_like(e, a), lambda e, g, a, b, v: Const.of(0)),

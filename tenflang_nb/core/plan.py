@@ -14,7 +14,7 @@ that do not (weights, constants, and lines computed only from them).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -24,7 +24,7 @@ from . import ops
 from .errors import TenFlangError
 from .lexical import GIVEN_KINDS, fmt_shape
 from .ops import Const, KernelSpec, Shape
-from .program import Program
+from .program import Program, ancestors
 from .syntax import Define
 
 Array = np.ndarray
@@ -48,11 +48,27 @@ class Plan:
     array([2., 5.])
     """
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, targets: Sequence[str] | None = None) -> None:
+        """``targets``: compute only these values and what they need (a GCP's loss alone is
+        its forward pass); the default is every line, with the outputs and loss as results.
+
+        >>> from tenflang_nb.core.program import parse
+        >>> p = parse("declare input x\\ndeclare output y\\ndeclare output z\\n"
+        ...           "define y = mul x 2\\ndefine z = exp x\\n")
+        >>> [d.target for d in Plan(p, targets=["y"]).defines]
+        ['y']
+        """
         self.program = program
         self.given = program.names(*GIVEN_KINDS)
         self.defines = program.definitions()
         self.results = program.names("output", "loss")
+        if targets is not None:
+            needed: set[str] = set()
+            for target in targets:
+                needed |= ancestors(program, target)
+            self.given = [n for n in self.given if n in needed]
+            self.defines = [d for d in self.defines if d.target in needed]
+            self.results = list(targets)
 
     def bind(self, data: Mapping[str, Array | float | None], n: int,
              means: list[str] | None = None) -> Run:
@@ -253,6 +269,12 @@ class Run:
                 call()
             for mean in self.mean_steps:
                 mean()
+
+    def calls_without(self, names: set[str]) -> list[Callable[[], object]]:
+        """The calls of one pass except those defining ``names``: values the caller writes
+        into their buffers itself (``values[name]``) before running the rest in order."""
+        return [call for step, call in zip(self.steps, self.calls, strict=True)
+                if step.define.target not in names]
 
     def value(self, name: str) -> Array | None:
         """The value of ``name`` for every example: shape (N,)+shape, or (1,)+shape."""

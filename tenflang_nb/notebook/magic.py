@@ -80,6 +80,9 @@ class TenFlangMagics(Magics):
     @argument("--no-live", action="store_true",
               help="train to the end before showing the panel (deterministic; for nbval, "
                    "scripts, static notebooks). Plain IPython never trains live.")
+    @argument("--landscape", action="store_true",
+              help="show the loss landscape with the path of descent beside the loss curve "
+                   "(the panel's landscape box ticked; NAME.landscape() draws it too).")
     @cell_magic
     def tenflang(self, line: str, cell: str) -> None:
         """Check a TenFlang shape program, bind it to NAME and show its views.
@@ -219,7 +222,7 @@ class TenFlangMagics(Magics):
         live = not args.no_live and kernel_loop_running(self.shell)
         try:
             table = as_examples(data)
-            panel = model.training_panel(table, live=live)
+            panel = model.training_panel(table, live=live, landscape=args.landscape)
         except TenFlangError as err:
             display(error_view(err, model.source, title="Cannot train on this data."))
             return False

@@ -36,6 +36,8 @@ from ..core.errors import TenFlangError
 from ..core.forward import ForwardProgram
 from ..core.gradcheck import GradRow, check_gradients
 from ..core.graph import DataFlowGraph
+from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
+from ..core.landscape import landscape as compute_landscape
 from ..core.lexical import GIVEN_KINDS, adjoint_name
 from ..core.plan import Plan, TraceStep, trace
 from ..core.program import Program
@@ -45,6 +47,8 @@ from . import views
 from .views_html import Rendered
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from .panel import TrainingPanel
 
 __all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
@@ -63,6 +67,12 @@ def as_examples(data: Any, program: Program | None = None) -> DataTable:
     if isinstance(data, Mapping) and data and _one_example(data, program):
         return from_records([dict(data)], "<example>")
     return api.load_data(data)
+
+
+def _records(run: Any) -> list[Record]:
+    """The history of a model, a TrainResult or a trainer, or a list of records itself."""
+    history = getattr(run, "history", run)
+    return list(history)
 
 
 def _one_example(data: Mapping[str, Any], program: Program | None) -> bool:
@@ -293,8 +303,11 @@ class TenFlangModel:
         return self.result
 
     def training_panel(self, data: Any, settings: TrainSettings | None = None, *,
-                       live: bool = True, **options: Any) -> TrainingPanel:
-        """A training panel (sliders, Train/Stop/Reset, live loss curve) on ``data``.
+                       live: bool = True, landscape: bool = False, **options: Any
+                       ) -> TrainingPanel:
+        """A training panel (sliders, Train/Stop/Reset, live loss curve) on ``data``;
+        ``landscape=True`` ticks its box: the loss landscape with the path of descent beside
+        the curve (as :meth:`landscape` draws it by default).
 
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
         (live) or call ``.run_sync()`` first for one deterministic run.
@@ -313,7 +326,7 @@ class TenFlangModel:
                 return t
             return self.trainer(table, settings)
 
-        self.panel = TrainingPanel(make, chosen, live=live,
+        self.panel = TrainingPanel(make, chosen, live=live, landscape=landscape,
                                    on_finish=lambda t: self.adopt(t, table))
         return self.panel
 
@@ -477,7 +490,6 @@ class TenFlangModel:
                                     seed=seed, name=self.name)
         return CheckReport.of(result)
 
-
     def cost(self, data: Any = None, *, examples: int = 100, budget: float = 0.2) -> Cost:
         """What one gradient costs in forward mode and in reverse mode: sweeps, lines
         executed, numbers kept in memory (counted), and the time per gradient (measured by
@@ -499,6 +511,92 @@ class TenFlangModel:
                                    budget=budget, forward=self.compiled_forward, gcp=gcp)
         self.costs = Cost.of(comparison)
         return self.costs
+
+    # ------------------------------------------------------------------ the loss landscape
+
+    def loss_evaluator(self, data: Any = None) -> LossEvaluator:
+        """The mean loss over ``data`` (default: the data of the last training run) at any
+        weights, many settings at a time (``.losses(points)``; see ``core.landscape``)."""
+        loss = self._need_gcp().loss
+        table = self.data if data is None else as_examples(data, self.program)
+        if table is None:
+            raise TenFlangError.at(
+                f"'{self.name}' has no training data yet: train it first, or give data=...",
+                file=self.program.file)
+        weights = self.program.names("weight")
+        columns = training_columns(self.program, table, weights, [loss])
+        return LossEvaluator(self.program, columns, len(table), weights, loss)
+
+    def landscape_data(self, along: Any = None, *, through: Any = None, seed: int = 0,
+                       resolution: int | None = None, limits: Any = None, data: Any = None,
+                       paths: Mapping[str, Any] | None = None) -> Landscape:
+        """The numbers :meth:`landscape` draws: the grid's coordinates (``.grid``), the mean
+        loss at each grid point (``.loss``), the slice (``.plane``) and the paths
+        (``.paths``: each with ``.iterations``, ``.coords``, ``.loss``, ``.distance``).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> net = TenFlangModel(SEED_EXAMPLE)
+        >>> _ = net.train({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, lr=2, max_iter=20)
+        >>> land = net.landscape_data(resolution=5)
+        >>> land.plane.labels, land.loss.shape, len(land.paths[0])
+        (('w',), (5,), 21)
+        """
+        evaluator = self.loss_evaluator(data)
+        layout = evaluator.layout
+        if through is not None:
+            if along is not None:
+                raise TenFlangError.at("give along= or through=, not both")
+            if isinstance(through, Mapping):
+                points = {str(k): getattr(v, "weights", v) for k, v in through.items()}
+                plane = plane_through(layout, points)
+            else:
+                plane = plane_through(layout, [getattr(v, "weights", v) for v in through])
+        else:
+            if isinstance(along, str):
+                along = [along]
+            plane = plane_for(layout, self.weights, along, seed=seed)
+        runs = {self.name: self} if paths is None else dict(paths)
+        drawn = [path_of(plane, layout, _records(run), str(label),
+                         current=self.weights if run is self else None)
+                 for label, run in runs.items()]
+        return compute_landscape(evaluator, plane, drawn, resolution=resolution, limits=limits)
+
+    def landscape(self, along: Any = None, *, through: Any = None, seed: int = 0,
+                  resolution: int | None = None, limits: Any = None, data: Any = None,
+                  paths: Mapping[str, Any] | None = None, log: bool | None = None,
+                  title: str | None = None) -> Figure:
+        """The loss landscape with the path of descent, as a matplotlib figure (shown as a
+        PNG; made without pyplot, so your own figures are untouched).
+
+        With one weight, the loss against it with the descent steps on the curve; with two,
+        contours over both with the path. With more, a slice through the current (final)
+        weights: ``along=("W1[0, 3]", "b2[1]")`` varies two weight components (one gives a
+        curve), the default two random filter-normalised directions (Li et al. 2018) drawn
+        with ``seed``, with the path projected onto the slice (the figure says how far off
+        it the path runs). ``through=[w_a, w_b(, w_c)]`` (or ``{name: weights or model}``)
+        draws the line or plane through those weight settings instead.
+
+        ``paths``: the runs to draw, ``{label: model, TrainResult or list of Records}``
+        (default: this model's last run, from its history; a long run keeps a thinned-out
+        set of weight snapshots, the first and last always). ``resolution`` grid points
+        per axis (201 for a curve, 50 for contours); ``limits`` (low, high) per axis (default:
+        the path with a margin, and at least [-1, 1] for directions); ``data`` (default: the
+        training data); ``log`` a logarithmic loss scale (default: when it spans more than
+        three decades). ``.landscape`` on the figure holds the numbers
+        (:meth:`landscape_data`).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> net = TenFlangModel(SEED_EXAMPLE)
+        >>> _ = net.train({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, lr=2, max_iter=20)
+        >>> fig = net.landscape()
+        >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
+        ('w', 'mean loss lambda')
+        """
+        from .plotting import landscape_figure  # matplotlib only when drawing
+
+        land = self.landscape_data(along, through=through, seed=seed, resolution=resolution,
+                                   limits=limits, data=data, paths=paths)
+        return landscape_figure(land, title=title, log=log)
 
     # ------------------------------------------------------------------ display
 

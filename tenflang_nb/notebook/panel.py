@@ -1,7 +1,8 @@
 """The training panel: gradient descent you can watch, stop, tune and reset in a notebook.
 
 Learning-rate and tolerance sliders, a max-iterations box, Train / Stop / Reset buttons, a
-status line, a weights readout and a loss curve. Live training is an asyncio task on the
+status line, a weights readout, a loss curve and, when its box is ticked, the loss landscape
+with the path of descent (see :class:`LiveLandscape`). Live training is an asyncio task on the
 kernel's running loop, stepping the trainer in chunks of about :data:`CHUNK_SECONDS` and
 yielding between chunks, so widget events (a slider, Stop) are handled while it runs. Threads
 are not an option: ipykernel drops display and widget updates made from them.
@@ -44,15 +45,25 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..core.errors import TenFlangError
+from ..core.landscape import (
+    Landscape,
+    Layout,
+    LossEvaluator,
+    Plane,
+    grid_limits,
+    path_of,
+    plane_for,
+)
+from ..core.landscape import landscape as compute_landscape
 from ..core.settings import SETTINGS, Setting, TrainSettings
 from ..core.train import GradientDescent, TrainResult
 from .loop import live_loop
-from .plotting import loss_curve_png
+from .plotting import LiveFigure, describe_plane, loss_curve_png
 from .views_html import CARD_STYLE
 from .views_tables import weights_html
 
-__all__ = ["CHUNK_SECONDS", "PARAMETERS", "REDRAW_SECONDS", "STATES", "Parameter",
-           "TrainingPanel", "stop_live_runs"]
+__all__ = ["CHUNK_SECONDS", "PARAMETERS", "REDRAW_SECONDS", "STATES", "LiveLandscape",
+           "Parameter", "TrainingPanel", "stop_live_runs"]
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +150,79 @@ PARAMETERS: tuple[Parameter, ...] = (
 )
 
 
+class LiveLandscape:
+    """What the panel's landscape shows, kept between redraws: the grid is computed once per
+    run, again only when the path leaves it (with room to grow) or, for a slice through the
+    weights, through the final weights when the run ends; each redraw only projects the
+    path anew. The slice is ``model.landscape()``'s default (seed 0), at a coarser grid.
+
+    >>> from tenflang_nb.core.api import compile, parse, trainer
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> t = trainer(compile(parse(SEED_EXAMPLE)), {"x": [1.0, 2.0], "y": [0.9, 0.6]},
+    ...             max_iter=5)
+    >>> live = LiveLandscape()
+    >>> _ = t.run(); png, _seconds = live.png(t, run=0, final=True)
+    >>> png[:4], live.grids, live.landscape.plane.labels
+    (b'\x89PNG', 1, ('w',))
+    """
+
+    resolution = 30  # per axis: 900 settings, a third of a second for the digits model
+    margin = 0.5  # of the path's extent on each side while it is still growing
+
+    def __init__(self) -> None:
+        self.trainer: GradientDescent | None = None
+        self.evaluator: LossEvaluator | None = None
+        self.landscape: Landscape | None = None
+        self.figure: LiveFigure | None = None  # the grid drawn, paths redrawn on it
+        self.run: object = None
+        self.grids = 0  # grids computed (tests check that a redraw does not recompute)
+
+    def png(self, trainer: GradientDescent, run: object, final: bool) -> tuple[bytes, float]:
+        """The landscape image for ``trainer`` now, and the seconds spent on a new grid.
+        ``run`` changes when a run starts over; ``final`` once it has ended."""
+        if trainer is not self.trainer or self.evaluator is None:
+            self.trainer, self.evaluator, self.landscape = trainer, LossEvaluator.of(trainer), None
+        if run != self.run:
+            self.run, self.landscape = run, None
+        evaluator = self.evaluator
+        layout = evaluator.layout
+        weights = trainer.weights
+        land = self.landscape
+        if land is not None and self.figure is not None:
+            path = path_of(land.plane, layout, trainer.history, current=weights)
+            moved = (final and land.plane.kind == "random"
+                     and not np.array_equal(land.plane.origin, layout.flat(weights)))
+            if land.contains([path]) and not moved:
+                self.landscape = land.with_paths([path])
+                return self.figure.png([path]), 0.0
+        started = time.perf_counter()
+        plane = self._plane(layout, weights)
+        path = path_of(plane, layout, trainer.history, current=weights)
+        limits = grid_limits(plane, [path], margin=0.2 if final else self.margin)
+        land = compute_landscape(evaluator, plane, [path], resolution=self.resolution,
+                                 limits=limits)
+        self.grids += 1
+        seconds = time.perf_counter() - started
+        self.landscape = land
+        title = describe_plane(plane)
+        if not final:  # the slice goes through the weights of now, not through final ones
+            now = (f"the weights of iteration {trainer.iterations}" if trainer.iterations
+                   else "the initial weights")
+            title = title.replace("the final weights", now)
+        self.figure = LiveFigure(land, title=title, width=4.6,
+                                 height=3.5 if land.dims == 1 else 3.7)
+        return self.figure.png(land.paths), seconds
+
+    @staticmethod
+    def _plane(layout: Layout, weights: dict[str, object]) -> Plane:
+        try:
+            return plane_for(layout, weights)
+        except TenFlangError:
+            # every weight 0 (a zero start): no filter-normalised direction; show the first
+            # two components instead
+            return plane_for(layout, weights, [layout.label(0), layout.label(1)])
+
+
 def _num(x: float, digits: int = 3) -> str:
     """Short number for the status line: ``0.0123``, ``4.1e-3``, ``inf``."""
     text = f"{x:.{digits}g}"
@@ -181,7 +265,7 @@ class TrainingPanel:
     def __init__(self, make_trainer: Callable[[TrainSettings], GradientDescent],
                  settings: TrainSettings | None = None, *, live: bool,
                  on_finish: Callable[[GradientDescent], None] | None = None,
-                 log_scale: bool = True) -> None:
+                 log_scale: bool = True, landscape: bool = False) -> None:
         self._make_trainer = make_trainer
         self._base = settings or TrainSettings()
         self.live = live
@@ -198,6 +282,9 @@ class TrainingPanel:
         self._last_draw = -math.inf
         self._draw_cost = 0.0
         self._note = ""
+        self._landscape = LiveLandscape()
+        self._landscape_png = b""
+        self._runs = 0  # counts runs that start over, so the landscape knows a new one
 
         notes = []
         self.controls: dict[str, widgets.ValueWidget] = {}
@@ -215,6 +302,11 @@ class TrainingPanel:
         self.log_scale = widgets.Checkbox(value=log_scale, description="log scale", indent=False,
                                           layout=widgets.Layout(width="110px"))
         self.log_scale.observe(lambda _change: self._draw(), names="value")
+        self.show_landscape = widgets.Checkbox(
+            value=landscape, description="landscape", indent=False,
+            tooltip="the loss landscape beside the curve, with the path of descent",
+            layout=widgets.Layout(width="110px"))
+        self.show_landscape.observe(lambda _change: self._draw(), names="value")
         self.train_button = widgets.Button(description="Train", icon="play",
                                            button_style="success")
         self.stop_button = widgets.Button(description="Stop", icon="stop",
@@ -228,13 +320,16 @@ class TrainingPanel:
         self.message_html = widgets.HTML()
         self.weights_html = widgets.HTML(layout=widgets.Layout(margin="0 0 0 1em"))
         self.plot = widgets.Image(format="png", layout=widgets.Layout(width="500px"))
+        self.landscape_plot = widgets.Image(format="png", layout=widgets.Layout(width="460px"))
         c = self.controls
         self.widget = widgets.VBox([
             widgets.HBox([c["lr"], c["tol"]]),
-            widgets.HBox([c["max_iter"], self.log_scale, self.train_button, self.stop_button,
-                          self.reset_button]),
+            widgets.HBox([c["max_iter"], self.log_scale, self.show_landscape, self.train_button,
+                          self.stop_button, self.reset_button]),
             self.status_html, self.message_html,
-            widgets.HBox([self.plot, self.weights_html]),
+            # wraps: the curve, the landscape and the weights do not fit every page's width
+            widgets.HBox([self.plot, self.landscape_plot, self.weights_html],
+                         layout=widgets.Layout(flex_flow="row wrap")),
         ])
         self._build_trainer()
         self._refresh(draw=True)
@@ -350,6 +445,7 @@ class TrainingPanel:
 
     def _on_reset(self, _button: Any = None) -> None:
         self._token = None
+        self._runs += 1
         if self.trainer is None:
             self._build_trainer()
         else:
@@ -430,6 +526,7 @@ class TrainingPanel:
         trainer = self.trainer
         if self.state == "done" or self.error is not None or trainer.done:
             trainer.reset()
+            self._runs += 1
             self._note = "started over from the initial weights (Stop, then Train, continues)"
         elif trainer.iterations or trainer.history:
             self._note = f"continuing from iteration {trainer.iterations}"
@@ -542,9 +639,35 @@ class TrainingPanel:
             self._note = f"could not draw the loss curve: {type(err).__name__}: {err}"
             self.message_html.value = self._message_html()
         self.plot.value = self._png
+        grid_seconds = self._draw_landscape()
         self.redraws += 1
         self._last_draw = time.perf_counter()
-        self._draw_cost = self._last_draw - started
+        # a new grid is a one-off (once per run): it must not slow every later redraw
+        self._draw_cost = self._last_draw - started - grid_seconds
+
+    def _draw_landscape(self) -> float:
+        """Redraw the landscape if it is shown; the seconds spent computing a new grid."""
+        shown = self.show_landscape.value
+        self.landscape_plot.layout.display = None if shown else "none"
+        if not shown or self.trainer is None:
+            self._landscape_png = b""
+            self.landscape_plot.value = b""
+            return 0.0
+        seconds = 0.0
+        try:
+            self._landscape_png, seconds = self._landscape.png(
+                self.trainer, run=(id(self.trainer), self._runs),
+                final=self.state in ("done", "stopped"))
+        except Exception as err:
+            # Like the curve, an illustration: it must not end or wedge the run.
+            logger.debug("loss landscape failed", exc_info=err)
+            self._landscape_png = b""
+            reason = err.first.message if isinstance(err, TenFlangError) else (
+                f"{type(err).__name__}: {err}")
+            self._note = f"could not draw the loss landscape: {reason}"
+            self.message_html.value = self._message_html()
+        self.landscape_plot.value = self._landscape_png
+        return seconds
 
     def _static_html(self) -> str:
         """The picture a saved notebook keeps (widgets are not saved): a note saying it is
@@ -569,10 +692,16 @@ class TrainingPanel:
                      f"src='data:image/png;base64,{image}'/>")
         else:
             curve = "<div style='color:#4b5563;margin:1em 0'><i>(no loss curve yet)</i></div>"
+        landscape = wrap = ""
+        if self.show_landscape.value and self._landscape_png:
+            encoded = base64.b64encode(self._landscape_png).decode("ascii")
+            landscape = ("<img alt='loss landscape with the path of descent' "
+                         f"src='data:image/png;base64,{encoded}'/>")
+            wrap = ";flex-wrap:wrap"  # two images and the weights: wrap on a narrow page
         return (
             f"<div class='tenflang-training-panel' style='{CARD_STYLE}'>{note}"
             f"<div><code>{html.escape(status)}</code></div>{error}"
-            f"<div style='display:flex;align-items:flex-start'>{curve}"
+            f"<div style='display:flex;align-items:flex-start{wrap}'>{curve}{landscape}"
             f"<div style='margin-left:1em'>{self.weights_html.value}</div></div>"
             f"<div><small>{html.escape(self._settings_text())}</small></div></div>")
 
