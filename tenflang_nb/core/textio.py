@@ -56,8 +56,9 @@ def read_text(path: str | os.PathLike[str]) -> str:
     return decode(read_bytes(path), os.fspath(path))
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename.
+def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Write ``text`` (or bytes, e.g. an .npz file) to ``path`` through a temporary file and
+    a rename.
 
     A failure at any point leaves the previous file (or no file) in place, never half a file.
     """
@@ -76,8 +77,12 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as binary:
+                binary.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
         os.replace(tmp, target)
     except BaseException as exc:
         try:
