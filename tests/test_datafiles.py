@@ -1076,13 +1076,15 @@ def test_csv_fast_path_equals_careful(cells: list[list[str]], extra: list[str], 
     assert fast == careful
 
 
-brace_value = st.sampled_from(["1", "-2.5", "1e3", "null", "Null", "[1, 2]", "[3, 4]", "[1]",
-                               "[null, 1]", "[[1, 2]]", "nan", "1e999", "x", "[1,2]", "[]",
-                               "1e", "  4", "[1, 2 ]"])
+brace_value = st.sampled_from(["1", "-2.5", "1e3", "null", "Null", "nUlL", "[1, 2]", "[3, 4]",
+                               "[1]", "[null, 1]", "[[1, 2]]", "nan", "1e999", "x", "[1,2]",
+                               "[]", "1e", "  4", "[1, 2 ]", "-null", "nullnull", "[1 2]",
+                               "[NULL, 2]", "+.5", "1.", "[1e-3, -0]"])
 
 
 @hypothesis_settings(300)
-@given(st.lists(st.lists(st.tuples(st.sampled_from(["a", "b", "c1", "d/L/d/a", "e.0"]),
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["a", "b", "c1", "d/L/d/a", "e.0", "null",
+                                                    "NULLa", "d/L/d/a:1"]),
                                    brace_value), max_size=3), min_size=1, max_size=12),
        st.lists(st.sampled_from(["", "# c", "  ", "{a: 1}", "{a: 1} x"]), max_size=3),
        st.randoms())

@@ -85,10 +85,10 @@ _BLOCK_CHARS = 1 << 18
 # leaves the line's names and punctuation: its layout.
 _BRACE_VALUE_RE = re.compile(r"(?<=[\s:\[,])(?:[nN][uU][lL][lL]|[-+.0-9][-+.0-9eE]*)")
 _MARKER = "\x00"  # stands for a value in a line's layout (a NUL is never valid data)
+_BRACE_TO_FIELDS = str.maketrans("{}[]:", ",,,,,")
 # CSV cells the null-aware fast path turns into 'nan' for loadtxt: empty, or null (any case)
+# with spaces around (only when the block holds nothing else that could read as NaN or inf)
 _CSV_NULL_CELL_RE = re.compile(r"(?m)(?:^|(?<=,))[ \t]*(?:[nN][uU][lL][lL])?[ \t]*(?=,|$)")
-# ... which it only does when the block holds nothing else that could read as NaN or inf
-_CSV_NULLABLE_TEXT_RE = re.compile(r"[^0-9eE.+\-,\n \tnNuUlL]")
 _BLANK_LINE_RE = re.compile(r"(?m)^[ \t]*$")
 
 
@@ -896,6 +896,9 @@ class _BraceLayout:
     count: int  # values per line
     slots: list[tuple[str, int, Shape | None]]  # name, its first value, its shape
     tensor_values: list[int]  # the values that are tensor cells (never null)
+    # with every '{}[]:' made a ',', the fields of a line that hold its values (None: some
+    # field holds more than a value)
+    fields: list[int] | None
 
     @staticmethod
     def of(line: str, entries: Mapping[str, Value]) -> _BraceLayout | None:
@@ -922,8 +925,12 @@ class _BraceLayout:
                     return None
             elif not is_number(token) or float(token) != value:
                 return None
-        return _BraceLayout(_BRACE_VALUE_RE.sub(_MARKER, line), len(expected), slots,
-                            tensor_values)
+        skeleton = _BRACE_VALUE_RE.sub(_MARKER, line)
+        cells = skeleton.translate(_BRACE_TO_FIELDS).split(",")
+        fields = [k for k, cell in enumerate(cells) if _MARKER in cell]
+        if any(cells[k].strip() != _MARKER for k in fields):
+            fields = None  # e.g. '[1 2]': two values in one field (the careful parser fails)
+        return _BraceLayout(skeleton, len(expected), slots, tensor_values, fields)
 
     def read(self, block: str, n: int) -> np.ndarray | None:
         """The values of the ``n`` lines of ``block`` as an (n, count) array with NaN for
@@ -932,21 +939,37 @@ class _BraceLayout:
         if _MARKER in block or _BRACE_VALUE_RE.sub(_MARKER, block) != "\n".join(
                 [self.skeleton] * n):
             return None
-        tokens = _BRACE_VALUE_RE.findall(block)
-        try:  # float() itself, as the careful parser: the same value to the last bit
-            values = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
-        except ValueError:  # a null, or a malformed number such as '1e'
-            try:
+        values = self._loadtxt(block, n)
+        if values is None:
+            tokens = _BRACE_VALUE_RE.findall(block)
+            try:  # float() itself, as the careful parser: the same value to the last bit
                 values = np.array([math.nan if t[0] in "nN" else float(t) for t in tokens],
-                                  dtype=np.float64)
-            except ValueError:
+                                  dtype=np.float64).reshape(n, self.count)
+            except ValueError:  # a malformed number such as '1e'
                 return None
-        values = values.reshape(n, self.count)
         if np.isinf(values).any():  # 1e999
             return None
         if self.tensor_values and np.isnan(values[:, self.tensor_values]).any():
             return None  # null inside a list: the careful parser says so
         return values
+
+    def _loadtxt(self, block: str, n: int) -> np.ndarray | None:
+        """The values by numpy's CSV reader (which converts exactly as float() does): with
+        its layout known, a block is a CSV file once its punctuation is made commas."""
+        if self.fields is None:
+            return None
+        text = block.translate(_BRACE_TO_FIELDS)
+        if "ull" in text or "ULL" in text:
+            # in a value's field, null (the skeleton says it is the whole field)
+            text = text.replace("null", "nan").replace("NULL", "nan").replace("Null", "nan")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                values = np.loadtxt(text.split("\n"), dtype=np.float64, delimiter=",",
+                                    comments=None, usecols=self.fields, ndmin=2)
+        except (ValueError, TypeError):  # another spelling of null, '1e', ...
+            return None
+        return values if values.shape == (n, self.count) else None
 
 
 def _parse_brace(blocks: Iterator[tuple[int, str]], capacity: int, file: str) -> DataTable:
@@ -1161,15 +1184,17 @@ def _csv_fast(block: str, n: int, width: int) -> np.ndarray | None:
     or None when it is not sure (quotes, a bad or non-finite cell, a short row...)."""
     if '"' in block:
         return None
+    nulls = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        matrix = _loadtxt(block)
-        nulls = 0
+        empty = (",," in block or ",\n" in block or "\n," in block or block[0] == ","
+                 or block[-1] == ",")
+        matrix = None if empty else _loadtxt(block)
         if matrix is None:
-            # empty and null cells as NaN, where nothing else in the block can read as one
-            if _CSV_NULLABLE_TEXT_RE.search(block) or _BLANK_LINE_RE.search(block):
+            filled = _fill_nulls(block)
+            if filled is None:
                 return None
-            block, nulls = _CSV_NULL_CELL_RE.subn("nan", block)
+            block, nulls = filled
             matrix = _loadtxt(block)
             if matrix is None:
                 return None
@@ -1178,6 +1203,24 @@ def _csv_fast(block: str, n: int, width: int) -> np.ndarray | None:
     if int(np.isnan(matrix).sum()) != nulls:
         return None  # 'nan' or 'inf' in a cell: the careful path says so
     return matrix
+
+
+def _fill_nulls(block: str) -> tuple[str, int] | None:
+    """The block with its empty and null cells written 'nan', and how many there were; None
+    when something else in it could read as NaN or inf, or a line is blank."""
+    if not block.isascii():
+        return None
+    data = block.encode("ascii")
+    if not data.translate(None, b"0123456789eE.+-,\n"):
+        # nothing but numbers and empty cells: plain replacements (twice for ',,,')
+        filled = block.replace(",,", ",nan,").replace(",,", ",nan,")
+        filled = filled.replace(",\n", ",nan\n").replace("\n,", "\nnan,")
+        filled = ("nan" if filled[0] == "," else "") + filled + (
+            "nan" if filled[-1] == "," else "")
+        return filled, filled.count("nan")  # no 'a' was there before
+    if data.translate(None, b"0123456789eE.+-,\n \tnNuUlL") or _BLANK_LINE_RE.search(block):
+        return None
+    return _CSV_NULL_CELL_RE.subn("nan", block)  # spaces, null words: slower
 
 
 def _loadtxt(block: str) -> np.ndarray | None:
