@@ -5,7 +5,8 @@ them (``repr``, up to 17 significant digits), in three files: plain comma-separa
 for ``numpy.loadtxt`` (the contender), the same numbers as a CSV data file with a header
 (``x[0],...,x[3],y``), and as brace notation (``{x: [...], y: ...}``). Each reader reads its
 file end to end, from the path (best of ``--repeat`` runs). Before any time is printed, every
-reader's arrays are checked to equal loadtxt's, bit for bit.
+reader's arrays are checked to equal loadtxt's, bit for bit. The runs go round by round (each
+reader once a round), so that a machine getting busier or quieter touches all alike.
 
 Targets: CSV at most 1.5x numpy.loadtxt, brace at most 3x; peak memory at most 3x the
 float64 data (tracemalloc over the whole ``read_data`` call, the file's text included; the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import tempfile
 import tracemalloc
 from collections.abc import Callable
@@ -69,7 +71,9 @@ def loadtxt(path: Path) -> np.ndarray:
     return np.loadtxt(path, delimiter=",", dtype=np.float64)
 
 
-def as_matrix(t: DataTable) -> np.ndarray:
+def as_matrix(t: DataTable | np.ndarray) -> np.ndarray:
+    if isinstance(t, np.ndarray):
+        return t
     return np.column_stack([t.columns["x"], t.columns["y"]])
 
 
@@ -95,34 +99,40 @@ def main() -> None:
         brace_text = files.brace.read_text()
         with_nulls = files.values.copy()
         with_nulls[::3, 4] = np.nan
-        readers: list[tuple[str, Path, Callable[[], np.ndarray], np.ndarray, str]] = [
+        # name, file, the read (a table or an array), what it must give, the contender
+        readers: list[tuple[str, Path, Callable[[], Any], np.ndarray, str]] = [
             ("numpy.loadtxt", files.numbers, lambda: loadtxt(files.numbers), files.values,
              "loadtxt"),
-            ("tenflang read_data, CSV", files.csv, lambda: as_matrix(read_data(files.csv)),
+            ("tenflang read_data, CSV", files.csv, lambda: read_data(files.csv),
              files.values, "loadtxt"),
-            ("tenflang read_data, brace", files.brace,
-             lambda: as_matrix(read_data(files.brace)), files.values, "loadtxt"),
+            ("tenflang read_data, brace", files.brace, lambda: read_data(files.brace),
+             files.values, "loadtxt"),
             ("numpy.loadtxt, nan cells", files.nulls_numbers,
              lambda: loadtxt(files.nulls_numbers), with_nulls, "loadtxt, nan"),
             ("tenflang read_data, CSV, empty cells", files.nulls_csv,
-             lambda: as_matrix(read_data(files.nulls_csv)), with_nulls, "loadtxt, nan"),
+             lambda: read_data(files.nulls_csv), with_nulls, "loadtxt, nan"),
             ("tenflang parse_data, brace text", files.brace,
-             lambda: as_matrix(parse_data(brace_text, "data.txt")), files.values, "loadtxt"),
+             lambda: parse_data(brace_text, "data.txt"), files.values, "loadtxt"),
         ]
         data_bytes = files.values.nbytes
-        times: dict[str, float] = {}
-        rows = []
+        times = {name: math.inf for name, *_ in readers}
         with one_thread():
-            for name, path, fn, expected, contender in readers:
-                t, got = timed(fn, args.repeat)
-                if not np.array_equal(got, expected, equal_nan=True):
-                    raise SystemExit(f"{name} read different numbers")
-                times[name] = t
-                memory = peak_memory(fn) / data_bytes
+            # round by round, every reader once a round: a machine that gets busier or
+            # quieter meanwhile touches every contender alike
+            for _ in range(args.repeat):
+                for name, _, fn, expected, _ in readers:
+                    t, got = timed(fn)
+                    if not np.array_equal(as_matrix(got), expected, equal_nan=True):
+                        raise SystemExit(f"{name} read different numbers")
+                    times[name] = min(times[name], t)
+                    del got
+            rows = []
+            for name, path, fn, _, contender in readers:
                 base = times["numpy.loadtxt" if contender == "loadtxt"
                              else "numpy.loadtxt, nan cells"]
-                rows.append([name, f"{path.stat().st_size / 1e6:.0f} MB", seconds(t),
-                             f"{t / base:.2f}", f"{memory:.2f}"])
+                rows.append([name, f"{path.stat().st_size / 1e6:.0f} MB", seconds(times[name]),
+                             f"{times[name] / base:.2f}",
+                             f"{peak_memory(fn) / data_bytes:.2f}"])
     print(f"bench_datafiles: {args.rows:,} records of x [4] and y (float64 data "
           f"{data_bytes / 1e6:.0f} MB), best of {args.repeat}; {machine()}")
     print(table(rows, ["reader", "file", "time", "time / loadtxt", "peak memory / data"]))

@@ -86,10 +86,6 @@ _BLOCK_CHARS = 1 << 18
 _BRACE_VALUE_RE = re.compile(r"(?<=[\s:\[,])(?:[nN][uU][lL][lL]|[-+.0-9][-+.0-9eE]*)")
 _MARKER = "\x00"  # stands for a value in a line's layout (a NUL is never valid data)
 _BRACE_TO_FIELDS = str.maketrans("{}[]:", ",,,,,")
-# CSV cells the null-aware fast path turns into 'nan' for loadtxt: empty, or null (any case)
-# with spaces around (only when the block holds nothing else that could read as NaN or inf)
-_CSV_NULL_CELL_RE = re.compile(r"(?m)(?:^|(?<=,))[ \t]*(?:[nN][uU][lL][lL])?[ \t]*(?=,|$)")
-_BLANK_LINE_RE = re.compile(r"(?m)^[ \t]*$")
 
 
 @dataclass
@@ -554,15 +550,18 @@ class _Builder:
         self.lines[i] = line
         self.rows = i + 1
 
-    def block(self, lines: np.ndarray, columns: Mapping[str, np.ndarray]) -> None:
+    def block(self, lines: np.ndarray, columns: Mapping[str, np.ndarray], nulls: bool = True
+              ) -> None:
         """Records on ``lines``; ``columns[name]`` has shape ``(len(lines), *shape)`` with NaN
-        for null (all of a tensor's cells, never some: the caller has checked)."""
+        for null (all of a tensor's cells, never some: the caller has checked); ``nulls``:
+        whether there may be any."""
         n = len(lines)
         self._reserve(n)
         r0, r1 = self.rows, self.rows + n
+        none = np.zeros(n, dtype=bool)
         for name, block in columns.items():
             flat = block.reshape(n, -1)
-            null = np.isnan(flat[:, 0]) if flat.shape[1] else np.zeros(n, dtype=bool)
+            null = np.isnan(flat[:, 0]) if nulls and flat.shape[1] else none
             if null.all():
                 # NaN already: nothing to write, and a scalar block of nulls says nothing
                 # about the name's shape ({y: null} after {y: [1, 2]} is fine)
@@ -636,18 +635,23 @@ def _byte_blocks(path: str) -> Iterator[bytes]:
             yield b"".join(pending)
 
 
+def _decode_block(data: bytes, first: bool, lineno: int, path: str) -> str:
+    """A block of a file's bytes as read_text decodes the file (its own decode: UTF-8, BOM,
+    CR LF); ``lineno`` is the block's first line, for the line of a bad byte."""
+    # a later block is decoded after a newline: only the file's first bytes can be a BOM
+    shift = lineno - 1 if first else lineno - 2
+    try:
+        return decode(data, path) if first else decode(b"\n" + data, path)[1:]
+    except TenFlangError as err:
+        raise TenFlangError([dataclasses.replace(d, line=d.line + shift) if d.line else d
+                             for d in err.diagnostics]) from None
+
+
 def _file_blocks(path: str) -> Iterator[tuple[int, str]]:
     """A file's text as :func:`_text_blocks` gives the text read_text returns, streamed."""
     lineno = 1
     for k, data in enumerate(_byte_blocks(path)):
-        # read_text's rules (UTF-8, BOM, CR LF) through its own decode; a later block after a
-        # newline, so that only the file's first bytes can be a byte-order mark
-        shift = lineno - 1 if k == 0 else lineno - 2
-        try:
-            text = decode(data, path) if k == 0 else decode(b"\n" + data, path)[1:]
-        except TenFlangError as err:
-            raise TenFlangError([dataclasses.replace(d, line=d.line + shift) if d.line else d
-                                 for d in err.diagnostics]) from None
+        text = _decode_block(data, k == 0, lineno, path)
         if text.endswith("\n"):
             text = text[:-1]
         yield lineno, text
@@ -655,12 +659,18 @@ def _file_blocks(path: str) -> Iterator[tuple[int, str]]:
 
 
 def _file_lines(path: str) -> int:
-    """The lines of a file's text; like read_text, it fails first of all on bytes that are
-    not UTF-8, wherever they are (before any error about what the text says)."""
-    lines = 0
-    for _, text in _file_blocks(path):
-        lines += text.count("\n") + 1
-    return lines
+    """The lines of a file's text (LF, CR LF and a lone CR end a line); like read_text, it
+    fails first of all on bytes that are not UTF-8, wherever they are (before any error
+    about what the text says)."""
+    lines, last = 0, b""
+    for k, data in enumerate(_byte_blocks(path)):
+        if not data.isascii():
+            _decode_block(data, k == 0, lines + 1, path)  # only to find a bad byte
+        lines += data.count(b"\n")
+        if b"\r" in data:
+            lines += data.count(b"\r") - data.count(b"\r\n")
+        last = data[-1:]
+    return lines + (0 if last in (b"", b"\n", b"\r") else 1)
 
 
 class _Source:
@@ -707,10 +717,9 @@ def _significant(block: str, lineno: int) -> list[tuple[int, str]]:
 
 
 def _plain(block: str) -> bool:
-    """A block the fast paths may try: no comments, no empty lines (so that its k-th line is
-    its k-th record)."""
-    return (bool(block) and "#" not in block and "\n\n" not in block
-            and block[0] != "\n" and block[-1] != "\n")
+    """A block the fast paths may try: no comment in it. (A blank line, and anything else
+    the fast paths do not expect, makes them give up on the block by itself.)"""
+    return bool(block) and "#" not in block
 
 
 def _block_line(block: str, first: int, k: int) -> tuple[int, str]:
@@ -1158,19 +1167,19 @@ def _parse_csv(blocks: Iterator[tuple[int, str]], head_no: int, head_line: str,
         builder.declare(name, shape)
     for first, block in blocks:
         n = block.count("\n") + 1
-        matrix = _csv_fast(block, n, width) if _plain(block) else None
-        source: Callable[[int], tuple[int, str]]  # a record's line, for an error
-        if matrix is not None:
+        fast = _csv_fast(block, n, width) if _plain(block) else None
+        if fast is not None:
+            matrix, nulls = fast
             lines = _line_numbers(first, n)
             source = functools.partial(_block_line, block, first)
-        else:
-            data_lines = _significant(block, first)
-            if not data_lines:
-                continue
+            builder.block(lines, _csv_columns(matrix, header, source, file, nulls > 0),
+                          nulls > 0)
+            continue
+        data_lines = _significant(block, first)
+        if data_lines:
             matrix = _csv_careful(data_lines, header, file)
             lines = np.array([number for number, _ in data_lines], dtype=np.int64)
-            source = data_lines.__getitem__
-        builder.block(lines, _csv_columns(matrix, header, source, file))
+            builder.block(lines, _csv_columns(matrix, header, data_lines.__getitem__, file))
     if builder.rows == 0:
         raise TenFlangError.at(
             "no records in this file (only a header line)", file=file, line=head_no,
@@ -1179,48 +1188,54 @@ def _parse_csv(blocks: Iterator[tuple[int, str]], head_no: int, head_line: str,
     return builder.table()
 
 
-def _csv_fast(block: str, n: int, width: int) -> np.ndarray | None:
+def _csv_fast(block: str, n: int, width: int) -> tuple[np.ndarray, int] | None:
     """The block's cells as an (n, width) array (NaN for null) by numpy's own CSV reader,
-    or None when it is not sure (quotes, a bad or non-finite cell, a short row...)."""
+    and how many are null; None when it is not sure (quotes, a bad or non-finite cell, a
+    short row...)."""
     if '"' in block:
         return None
-    nulls = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        empty = (",," in block or ",\n" in block or "\n," in block or block[0] == ","
-                 or block[-1] == ",")
-        matrix = None if empty else _loadtxt(block)
-        if matrix is None:
-            filled = _fill_nulls(block)
-            if filled is None:
-                return None
-            block, nulls = filled
-            matrix = _loadtxt(block)
-            if matrix is None:
-                return None
-    if matrix.shape != (n, width) or np.isinf(matrix).any():
+        # numpy first: it stops at the first empty cell, if there is one
+        matrix = _loadtxt(block)
+        if matrix is not None:
+            # (an empty line is no row to loadtxt: then there are fewer rows)
+            good = matrix.shape == (n, width) and bool(np.isfinite(matrix).all())
+            return (matrix, 0) if good else None
+        filled = _fill_nulls(block)
+        if filled is None:
+            return None
+        block, nulls = filled
+        matrix = _loadtxt(block)
+    if matrix is None or matrix.shape != (n, width) or np.isinf(matrix).any():
         return None
     if int(np.isnan(matrix).sum()) != nulls:
-        return None  # 'nan' or 'inf' in a cell: the careful path says so
-    return matrix
+        return None  # 'nan' in a cell: the careful path says so
+    return matrix, nulls
 
 
 def _fill_nulls(block: str) -> tuple[str, int] | None:
-    """The block with its empty and null cells written 'nan', and how many there were; None
-    when something else in it could read as NaN or inf, or a line is blank."""
-    if not block.isascii():
-        return None
-    data = block.encode("ascii")
-    if not data.translate(None, b"0123456789eE.+-,\n"):
-        # nothing but numbers and empty cells: plain replacements (twice for ',,,')
-        filled = block.replace(",,", ",nan,").replace(",,", ",nan,")
-        filled = filled.replace(",\n", ",nan\n").replace("\n,", "\nnan,")
-        filled = ("nan" if filled[0] == "," else "") + filled + (
-            "nan" if filled[-1] == "," else "")
-        return filled, filled.count("nan")  # no 'a' was there before
-    if data.translate(None, b"0123456789eE.+-,\n \tnNuUlL") or _BLANK_LINE_RE.search(block):
-        return None
-    return _CSV_NULL_CELL_RE.subn("nan", block)  # spaces, null words: slower
+    """The block with its empty cells and its null cells (as the writers spell them) written
+    'nan' for numpy's reader, and how many there are; None when there are none. A null
+    spelled otherwise (with spaces around, 'Null') is left for the careful path."""
+    filled = block
+    for word in ("", NULL, NULL.upper()):
+        if word and word not in filled:
+            continue
+        for _ in range(2):  # twice: a replacement uses up the comma its neighbour needs
+            filled = filled.replace(f",{word},", ",nan,")
+        filled = filled.replace(f",{word}\n", ",nan\n").replace(f"\n{word},", "\nnan,")
+        if word:  # (an empty line is a blank line, which is no record, not a null cell)
+            for _ in range(2):
+                filled = filled.replace(f"\n{word}\n", "\nnan\n")
+        if filled.startswith(word + ",") or (word and (filled == word
+                                                       or filled.startswith(word + "\n"))):
+            filled = "nan" + filled[len(word):]
+        if filled.endswith("," + word) or (word and filled.endswith("\n" + word)):
+            filled = filled[:len(filled) - len(word)] + "nan"
+    # the caller checks that numpy finds exactly this many NaN: no 'nan' of the block's own
+    nulls = filled.count("nan") - block.count("nan")
+    return (filled, nulls) if nulls else None
 
 
 def _loadtxt(block: str) -> np.ndarray | None:
@@ -1296,9 +1311,11 @@ def _partly_null_message(header: _CsvHeader, j: int) -> str:
 
 
 def _csv_columns(matrix: np.ndarray, header: _CsvHeader,
-                 source: Callable[[int], tuple[int, str]], file: str) -> dict[str, np.ndarray]:
-    """Each name's block of the cells; a tensor given only in part is an error."""
-    partly = _partly_null(matrix, header)
+                 source: Callable[[int], tuple[int, str]], file: str, nulls: bool = True
+                 ) -> dict[str, np.ndarray]:
+    """Each name's block of the cells; a tensor given only in part is an error (``nulls``:
+    whether the matrix may hold any NaN at all)."""
+    partly = _partly_null(matrix, header) if nulls else None
     if partly is not None:
         lineno, line = source(partly[0])
         col, length = _cell_span(line, partly[1])
