@@ -14,11 +14,13 @@ ignored. Numbers are plain decimal literals (no ``inf``, ``nan``, hex or ``_``).
 are only ever tokenised by the small parsers below, never evaluated. A tensor has at most
 :data:`~tenflang_nb.core.lexical.MAX_SHAPE_RANK` dimensions, as in a program.
 
-Large files take a fast path: a whole block of lines at a time is checked and converted by
-numpy (``loadtxt`` for CSV; one regular-expression split for brace lines that share the
-layout of the block's first line). Any block the fast path is not sure of is read again line
-by line by the careful parsers, which are the definition of the formats and make every error
-message, so errors are the same either way.
+Large files take a fast path: a block of lines at a time (about 256 KB; a file is streamed
+block by block) is checked and converted by numpy's ``loadtxt``: for CSV directly, for brace
+notation once a regular expression has shown that every line of the block has the layout of
+its first line (the same names, punctuation and spaces around its values). Any block the
+fast path is not sure of is read again line by line by the careful parsers, which are the
+definition of the formats and make every error message (about the first line with a
+problem), so errors are the same either way.
 
 :func:`format_table` writes records back in brace, CSV or npz form (:func:`output_format`
 picks one by a file's extension); every file it writes reads back to the same records.
@@ -1219,11 +1221,14 @@ def _fill_nulls(block: str) -> tuple[str, int] | None:
     'nan' for numpy's reader, and how many there are; None when there are none. A null
     spelled otherwise (with spaces around, 'Null') is left for the careful path."""
     filled = block
+    nulls = 0
     for word in ("", NULL, NULL.upper()):
-        if word and word not in filled:
+        if word and word[1] not in filled:  # one character: found at memchr's speed
             continue
-        for _ in range(2):  # twice: a replacement uses up the comma its neighbour needs
-            filled = filled.replace(f",{word},", ",nan,")
+        before = len(filled)
+        if f",{word}," in filled:
+            for _ in range(2):  # twice: a replacement uses up the comma its neighbour needs
+                filled = filled.replace(f",{word},", ",nan,")
         filled = filled.replace(f",{word}\n", ",nan\n").replace(f"\n{word},", "\nnan,")
         if word:  # (an empty line is a blank line, which is no record, not a null cell)
             for _ in range(2):
@@ -1233,8 +1238,9 @@ def _fill_nulls(block: str) -> tuple[str, int] | None:
             filled = "nan" + filled[len(word):]
         if filled.endswith("," + word) or (word and filled.endswith("\n" + word)):
             filled = filled[:len(filled) - len(word)] + "nan"
-    # the caller checks that numpy finds exactly this many NaN: no 'nan' of the block's own
-    nulls = filled.count("nan") - block.count("nan")
+        # each replacement changes the length by the same amount
+        nulls += (len(filled) - before) // (3 - len(word))
+    # the caller checks that numpy finds exactly this many NaN: none of the block's own
     return (filled, nulls) if nulls else None
 
 
