@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from . import __version__
 from .core import api
 from .core.bindings import weight_record
-from .core.datafiles import format_record, read_data
+from .core.datafiles import format_table, output_format, read_data
 from .core.errors import Diagnostic, TenFlangError
 from .core.ops import describe_operators
 from .core.preprocess import preprocess_text
@@ -26,7 +26,7 @@ from .core.textio import OutputFile, read_text, write_atomic
 from .core.train import Record
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str | bytes, output: str | None) -> None:
     if output:
         write_atomic(output, text)
     else:
@@ -219,7 +219,9 @@ def _weightcalc(argv: list[str] | None) -> int:
             state = f"warning: stopped by --max-iter {settings.max_iter} before converging"
         print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss:.6g}, "
               f"|grad| {last.grad_norm:.3g} (tol {settings.tol})", file=sys.stderr)
-    _emit(format_record(trainer.weights) + "\n", args.output)
+    # in the format the output's extension promises, so that tfevaluate reads it back
+    _emit(format_table([trainer.weights], output_format(args.output),
+                       args.output or "<stdout>"), args.output)
     return 0
 
 
@@ -249,7 +251,8 @@ def _evaluate(argv: list[str] | None) -> int:
     results = api.evaluate(program, inputs, weights)
     if not args.quiet:
         _warn_nonfinite(program, inputs, weights, results)
-    _emit("".join(format_record(r) + "\n" for r in results), args.output)
+    _emit(format_table(results, output_format(args.output), args.output or "<stdout>"),
+          args.output)
     return 0
 
 

@@ -22,7 +22,7 @@ from conftest import Call, Result, Runner, program_text, run_calls
 
 from tenflang_nb import cli as tfcli
 from tenflang_nb.core import api, ops
-from tenflang_nb.core.datafiles import parse_data
+from tenflang_nb.core.datafiles import parse_data, read_data
 from tenflang_nb.core.errors import printable
 from tenflang_nb.core.program import parse
 
@@ -33,6 +33,11 @@ V0_SHAPE = program_text(
     "define lambda = mul diff diff")
 V0_GCP = api.compile(parse(V0_SHAPE, "shape.tf")).text
 V0_DATA = "{x: 1, y: 4}\n{x: 2, y: 7}\n{x: -3, y: -13}\n"
+LIN_SHAPE = program_text(  # y = 3 x0 - x1 exactly: a [2] weight and a scalar bias
+    "declare input x [2]", "declare exp_output y", "declare weight W [2]",
+    "declare weight b", "declare intvar z", "declare intvar a", "declare intvar d",
+    "declare loss L", "define z = matmul x W", "define a = add z b", "define d = sub a y",
+    "define L = mul d d")
 NAN_SHAPE = program_text("declare input x", "declare weight w", "declare intvar z",
                          "declare loss L", "define z = mul x w", "define L = ln z")
 
@@ -156,6 +161,16 @@ BAD: dict[str, Bad] = {
     "original_format_undeclared": weightcalc("x\t1\ny\t4\nzeta\t2\n", 3,
                                              "'zeta' is not declared", "zeta"),
     "data_not_utf8": weightcalc(b"{x: 1, y: 4}\n{x: \xff}\n", 2, "not UTF-8"),
+    "csv_index_overflow": weightcalc("x[99999999999999999999],y\n1,4\n", 1, "is out of range",
+                                     "x[99999999999999999999]"),
+    "csv_too_many_indices": weightcalc("y,x" + "[0]" * 68 + "\n4,1\n", 1,
+                                       "has 68 indices: a tensor has at most 4 dimensions",
+                                       "x[0][0]"),
+    "data_list_too_deep": weightcalc("{x: [[[[[1]]]]], y: 4}\n", 1, "list nested too deeply",
+                                     "["),
+    "npz_junk": Bad("tfweightcalc", {"gcp.tf": V0_GCP, "data.npz": b"junk" * 8},
+                    ("gcp.tf", "data.npz"), "data.npz", None,
+                    "not a valid .npz file of numeric arrays"),
     "data_empty": weightcalc("", None, "no records"),
     "weights_undeclared": evaluate("{x: 1}\n", "{w: 2, v: 3}\n", 1, "'v' is not declared",
                                    "v"),
@@ -501,6 +516,55 @@ def test_expand_option_prints_the_expanded_program(cli: Runner, tmp_path: Path) 
     program = parse(result.stdout)
     assert program.names("input") == ["x.0", "x.1"]
     assert program.names("weight") == ["w.0", "w.1"]
+
+
+@pytest.mark.parametrize("ext", ["csv", "npz", "txt"])
+def test_every_file_the_tools_write_they_read_back(
+        ext: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "lin.tf").write_text(LIN_SHAPE)
+    (tmp_path / "gcp.tf").write_text(api.compile(parse(LIN_SHAPE, "lin.tf")).text)
+    (tmp_path / "data.csv").write_text("x[0],x[1],y\n1,0,3\n0,1,-1\n1,1,2\n2,1,5\n")
+    (tmp_path / "new.txt").write_text("{x: [10, 20]}\n{x: [1, 0], y: 3}\n")
+    trained = run_in_process("tfweightcalc", ("gcp.tf", "data.csv", "-q", "--tol", "1e-9",
+                                              "--max-iter", "5000", "-o", f"w.{ext}"),
+                             tmp_path, capsys, monkeypatch)
+    assert trained.returncode == 0, trained.stderr
+    weights = read_data(tmp_path / f"w.{ext}")
+    assert len(weights) == 1 and weights.names == ["W", "b"]
+    np.testing.assert_allclose(weights.record(0)["W"], [3.0, -1.0], atol=1e-6)  # type: ignore[arg-type]
+    # tfevaluate takes the weights in that format, and writes its results in it too
+    shown = run_in_process("tfevaluate", ("lin.tf", "new.txt", f"w.{ext}"), tmp_path, capsys,
+                           monkeypatch)
+    assert shown.returncode == 0, shown.stderr
+    written = run_in_process("tfevaluate", ("lin.tf", "new.txt", f"w.{ext}", "-o",
+                                            f"out.{ext}"), tmp_path, capsys, monkeypatch)
+    assert written.returncode == 0 and written.stdout == ""
+    back = read_data(tmp_path / f"out.{ext}")
+    expected = parse_data(shown.stdout)  # brace on standard output
+    assert back.names == expected.names == ["L"]
+    assert [back.record(i) for i in range(2)] == [expected.record(i) for i in range(2)]
+    assert back.record(0) == {"L": None} and back.record(1)["L"] == pytest.approx(0, abs=1e-9)
+    if ext == "csv":
+        assert (tmp_path / "w.csv").read_text().startswith("W[0],W[1],b\n")
+        assert (tmp_path / "out.csv").read_text().startswith("L\nnull\n")
+
+
+def test_a_null_tensor_expected_output_gives_a_null_loss(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "p.tf").write_text(program_text(
+        "declare input x", "declare exp_output y [2]", "declare weight w [2]",
+        "declare output o [2]", "declare intvar d [2]", "declare intvar s", "declare loss L",
+        "define o = mul x w", "define d = sub o y", "define s = sum d", "define L = mul s s"))
+    (tmp_path / "in.txt").write_text("{x: 1, y: null}\n{x: 2, y: [2, 2]}\n")
+    (tmp_path / "in.csv").write_text("x,y[0],y[1]\n1,,\n2,2,2\n")
+    (tmp_path / "w.txt").write_text("{w: [1, 1]}\n")
+    for inputs in ("in.txt", "in.csv"):
+        result = run_in_process("tfevaluate", ("p.tf", inputs, "w.txt"), tmp_path, capsys,
+                                monkeypatch)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "{o: [1.0, 1.0], L: null}\n{o: [2.0, 2.0], L: 0.0}\n"
 
 
 def test_tfevaluate_warns_where_a_value_stops_being_finite(tmp_path: Path) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import doctest
+import io
 import math
+import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +21,11 @@ from tenflang_nb.core import datafiles
 from tenflang_nb.core.datafiles import (
     DataTable,
     format_record,
+    format_table,
     format_value,
     from_columns,
     from_records,
+    output_format,
     parse_data,
     read_data,
 )
@@ -52,8 +57,9 @@ def assert_located(err: TenFlangError, message: str, line: int, column: int) -> 
     rendered = str(err)
     assert rendered.startswith(f"data.txt: line {line}: error: ")
     source, caret = rendered.split("\n")[1:3]
-    assert source == "    " + d.source.expandtabs(1)
-    assert caret == "    " + " " * column + "^" * max(1, d.length)
+    shown = d.source.expandtabs(1)
+    assert source == "    " + (shown if len(shown) <= 200 else shown[:200] + " ...")
+    assert caret == "    " + " " * column + "^" * max(1, min(d.length, 80))
 
 
 # ---------------------------------------------------------------------------------------
@@ -66,7 +72,7 @@ def test_brace_scalars_names_lines_and_nulls() -> None:
     assert t.file == "in.txt"
     assert len(t) == 3
     assert t.names == ["x", "w", "y"]
-    assert t.lines == [2, 5, 6]
+    assert t.lines.tolist() == [2, 5, 6]
     assert rows(t) == [{"x": 3.0, "w": -2.0}, {"x": 0.0015, "y": None}, {}]
     np.testing.assert_array_equal(t.columns["x"], [3.0, 0.0015, np.nan])
     np.testing.assert_array_equal(t.columns["y"], [np.nan, np.nan, np.nan])
@@ -176,7 +182,9 @@ BRACE_ERRORS = [
     ("{x: 1}\n# c\n{x: [1]}", "'x' has shape [1] here but [] on line 1", 3, 1),
     ("{W: [[1, 2], [3, 4]]}\n{q: 1, W: [3, 4, 5]}",
      "'W' has shape [3] here but [2, 2] on line 1", 2, 7),
-    ("{x: " + "[" * 40 + "1" + "]" * 40 + "}", "list nested too deeply", 1, 36),
+    # a tensor has at most MAX_SHAPE_RANK = 4 dimensions: the caret is on the fifth '['
+    ("{x: " + "[" * 40 + "1" + "]" * 40 + "}", "list nested too deeply", 1, 8),
+    ("{x: [[[[[1]]]]]}", "list nested too deeply (a tensor has at most 4 dimensions)", 1, 8),
 ]
 
 
@@ -272,7 +280,7 @@ def test_csv_scalars_spaces_and_nulls() -> None:
     text = "# header next\nx, y ,z\n1, 2 ,3\n\n 4 ,,null\n-0.5,NULL, Null \n"
     t = parse_data(text, "d.csv")
     assert t.names == ["x", "y", "z"]
-    assert t.lines == [3, 5, 6]
+    assert t.lines.tolist() == [3, 5, 6]
     assert rows(t) == [
         {"x": 1.0, "y": 2.0, "z": 3.0},
         {"x": 4.0, "y": None, "z": None},
@@ -331,7 +339,7 @@ CSV_ERRORS = [
     ("x,y z\n1,2\n", "bad column name 'y z'", 1, 2),
     ("x,3y\n1,2\n", "bad column name '3y'", 1, 2),
     ("x,\n1,2\n", "empty column name", 1, 2),
-    ("x[0],x[2]\n1,2\n", "column 'x[1]' is missing", 1, 0),
+    ("x[0],x[2],y\n1,2,3\n", "column 'x[1]' is missing", 1, 0),
     ("q,W[0][0],W[1][1]\n1,2,3\n", "column 'W[0][1]' is missing", 1, 2),
     ("x,x[0]\n1,2\n", "'x' is given both as one column and as tensor cells", 1, 2),
     ("W[0],W[0][1]\n1,2\n", "column 'W[0][1]' has 2 indices but 'W[0]' has 1", 1, 5),
@@ -355,7 +363,7 @@ def test_csv_error_found_by_detection_too() -> None:
 def test_original_shared_a_to_z() -> None:
     t = read_data(SHARED / "interpreter_inputs_a_to_z.txt")
     assert len(t) == 1
-    assert t.lines == [1]
+    assert t.lines.tolist() == [1]
     assert t.names == [chr(ord("a") + k) for k in range(26)]
     assert t.record(0) == {chr(ord("a") + k): float(k + 1) for k in range(26)}
 
@@ -382,7 +390,7 @@ def test_original_shared_v0_linear() -> None:
 def test_original_tabs_spaces_and_comments() -> None:
     t = parse_data("# weights\n\nw\t0.5\n  b   -2.3  \nd/L/d/w:1 19.20\n", "w.txt")
     assert rows(t) == [{"w": 0.5, "b": -2.3, "d/L/d/w:1": 19.2}]
-    assert t.lines == [3]
+    assert t.lines.tolist() == [3]
 
 
 ORIGINAL_ERRORS = [
@@ -484,7 +492,7 @@ def test_npz(tmp_path: Path) -> None:
     np.savez(path, x=np.array([1.0, np.nan]), W=W, n=np.array([3, 4], dtype=np.int32))
     t = read_data(path)
     assert len(t) == 2
-    assert t.lines == [0, 0]
+    assert t.lines.tolist() == [0, 0]
     assert sorted(t.names) == ["W", "n", "x"]
     assert t.shape("W") == (2, 3)
     assert np.array_equal(t.record(1)["W"], W[1])
@@ -551,7 +559,7 @@ def test_from_records() -> None:
     )
     assert t.file == "mem"
     assert t.names == ["x", "W", "y", "z"]
-    assert t.lines == [0, 0, 0]
+    assert t.lines.tolist() == [0, 0, 0]
     assert t.shape("W") == (1, 2)
     assert rows(t) == [
         {"x": 1.0, "W": [[1.0, 2.0]], "y": 0.5},
@@ -607,7 +615,7 @@ def test_from_columns() -> None:
     assert rows(t)[1] == {"x": None, "W": None, "M": [[1.0, 1.0], [1.0, 1.0]], "y": None}
     assert rows(t)[2]["W"] == [3.0, 4.0]
     assert t.present["y"].tolist() == [True, False, True]
-    assert t.lines == [0, 0, 0]
+    assert t.lines.tolist() == [0, 0, 0]
 
 
 def test_from_columns_copies_the_arrays() -> None:
@@ -669,3 +677,485 @@ def test_docstring_examples() -> None:
     result = doctest.testmod(datafiles, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 9
     assert result.failed == 0
+
+
+# ---------------------------------------------------------------------------------------
+# reliability: a name that is only ever null has no shape (it fits any declared shape)
+
+Y2 = ("declare input x\ndeclare exp_output y [2]\ndeclare weight w [2]\ndeclare output o [2]\n"
+      "declare intvar d [2]\ndeclare intvar s\ndeclare loss L\ndefine o = mul x w\n"
+      "define d = sub o y\ndefine s = sum d\ndefine L = mul s s\n")
+
+
+@pytest.mark.parametrize(
+    ("make", "fixed"),
+    [
+        (lambda: parse_data("{x: 1, y: null}\n{x: 2, y: NULL}"), False),
+        (lambda: parse_data("x,y\n1,\n2,null\n"), False),
+        (lambda: parse_data("x,y[0],y[1]\n1,,\n"), True),  # the header spells out [2]
+        (lambda: from_records([{"x": 1, "y": None}]), False),
+        (lambda: from_columns({"x": [1, 2], "y": [None, None]}), False),
+        (lambda: from_columns({"x": [1, 2], "y": np.array([np.nan, np.nan])}), False),
+        (lambda: from_columns({"x": [1, 2], "y": np.full((2, 2), np.nan)}), True),
+        (lambda: parse_data("{y: null}\n{y: [1, 2]}"), True),
+    ],
+)
+def test_a_name_only_ever_null_fixes_no_shape(make: object, fixed: bool) -> None:
+    t = make()  # type: ignore[operator]
+    assert t.fixes_shape("y") is fixed
+    assert t.record(0)["y"] is None
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    ["{x: 1, y: null}\n{x: 2, y: [2, 2]}\n", "x,y[0],y[1]\n1,,\n2,2,2\n",
+     [{"x": 1, "y": None}, {"x": 2, "y": [2, 2]}], {"x": [1, 2], "y": [None, [2, 2]]}],
+)
+def test_null_tensor_expected_output_gives_a_null_loss(inputs: object) -> None:
+    from tenflang_nb.core import api
+    program = api.parse(Y2, "p.tf")
+    data = parse_data(inputs) if isinstance(inputs, str) else inputs
+    results = api.evaluate(program, data, {"w": np.array([1.0, 1.0])})
+    assert results[0]["L"] is None
+    assert results[1]["L"] == 0.0
+    only_null = api.evaluate(program, parse_data("{x: 3, y: null}"), {"w": np.ones(2)})
+    assert only_null[0]["L"] is None and only_null[0]["o"].tolist() == [3.0, 3.0]
+
+
+def test_a_null_tensor_weight_is_a_missing_weight_not_a_shape_error() -> None:
+    from tenflang_nb.core import api
+    from tenflang_nb.core.bindings import weight_record
+    program = api.parse(Y2, "p.tf")
+    assert weight_record(program, parse_data("{w: null}")) == {}
+    with pytest.raises(TenFlangError, match="has shape \\[\\] here"):
+        weight_record(program, parse_data("{w: 3}"))  # a value does fix the shape
+
+
+# ---------------------------------------------------------------------------------------
+# reliability: limits on shapes (a tensor has at most 4 dimensions, the header's columns)
+
+LIMIT_ERRORS = [
+    ("x[99999999999999999999]\n1\n",
+     "index 99999999999999999999 in column 'x[99999999999999999999]' is out of range: the "
+     "header has 1 column", 1, 0),
+    ("y,x[" + "9" * 5000 + "]\n1,2\n", "is out of range: the header has 2 columns", 1, 2),
+    ("x[0],x[3]\n1,2\n", "index 3 in column 'x[3]' is out of range", 1, 5),
+    ("x" + "[0]" * 68 + "\n1\n", "has 68 indices: a tensor has at most 4 dimensions", 1, 0),
+    ("a,x[0][0][0][0][0]\n1,2\n", "column 'x[0][0][0][0][0]' has 5 indices", 1, 2),
+]
+
+
+@pytest.mark.parametrize(("text", "message", "line", "column"), LIMIT_ERRORS)
+def test_csv_header_limits(text: str, message: str, line: int, column: int) -> None:
+    assert_located(error_of(text, "csv"), message, line, column)
+
+
+def test_four_dimensions_are_fine_everywhere(tmp_path: Path) -> None:
+    assert parse_data("x[0][0][0][0],x[0][0][0][1]\n1,2\n").shape("x") == (1, 1, 1, 2)
+    assert parse_data("{x: [[[[1, 2]]]]}").shape("x") == (1, 1, 1, 2)
+    assert from_records([{"x": [[[[1, 2]]]]}]).shape("x") == (1, 1, 1, 2)
+    assert from_columns({"x": np.zeros((3, 1, 1, 1, 2))}).shape("x") == (1, 1, 1, 2)
+    np.savez(tmp_path / "a.npz", x=np.zeros((3, 2, 2, 2, 2)), y=np.zeros((3, 1, 1, 1, 1, 1)))
+    with pytest.raises(TenFlangError, match="array 'y' has 5 dimensions per example"):
+        read_data(tmp_path / "a.npz")
+
+
+# ---------------------------------------------------------------------------------------
+# reliability: Python values of every kind give a table or a clear error
+
+DEEP: list = [1.0]
+for _ in range(10_000):
+    DEEP = [DEEP]
+
+
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        ([{"x": 10**400}], "value of 'x' in records[0] is too large for a 64-bit float: "
+                           "<an integer of about 401 digits>"),
+        ([{"x": [1, 10**400]}], "value of 'x' in records[0] is too large"),
+        ([{"x": [[1.5], [10**5000]]}], "<an integer of about 5001 digits>"),
+        ([{"x": np.array([1, 10**400], dtype=object)}], "is too large for a 64-bit float"),
+        ([{"x": 1 + 2j}], "value of 'x' in records[0] is a complex number: (1+2j) (values are "
+                          "real numbers)"),
+        ([{"x": [1, 2j]}], "is a complex number: 2j"),
+        ([{"x": np.array([1 + 0j])}], "is a complex number: (1+0j)"),
+        ([{"x": b"1"}], "value of 'x' in records[0] is not a number: b'1'"),
+        ([{"x": ["1", 2]}], "value of 'x' in records[0] is not a number: '1'"),
+        ([{"x": {"a": 1}}], "value of 'x' in records[0] is not a number: {'a': 1}"),
+        ([{"x": DEEP}], "value of 'x' in records[0] is nested too deeply (a tensor has at most "
+                        "4 dimensions)"),
+        ([{"x": [[[[[1]]]]]}], "is nested too deeply"),
+        ([{"x": [[1, 2], None]}], "null is not allowed inside a list"),
+        ([{"x": [1, [2]]}], "ragged list: mixes numbers and lists"),
+        ([{"x": "a" * 1000}], "not a number: 'aaaaaaaaaaaaaaaaa...aaaaaaaaaaaaaaaaaa'"),
+    ],
+)
+def test_python_values_that_are_no_numbers(records: list, message: str) -> None:
+    with pytest.raises(TenFlangError) as info:
+        from_records(records)
+    assert message in info.value.first.message
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        ({"x": [10**400]}, "value of 'x' at position 0 of the column is too large"),
+        ({"x": [1.0, [10**400]]}, "value of 'x' at position 1 of the column is too large"),
+        ({"x": [1 + 2j, 3]}, "value of 'x' at position 0 of the column is a complex number"),
+        ({"x": np.array([1 + 2j, 3])}, "at position 0 of the column is a complex number"),
+        ({"x": [DEEP]}, "value of 'x' at position 0 of the column is nested too deeply"),
+        ({"x": DEEP}, "value of 'x' at position 0 of the column is nested too deeply"),
+        ({"x": np.zeros((2, 1, 1, 1, 1, 1))}, "column 'x' has 5 dimensions per example"),
+        ({"x": [[0, 0], None, [1]]}, "value of 'x' has shape [1] at position 2 of the column "
+                                     "but [2] at position 0"),
+        ({"x": np.array(["2020-01-01"], dtype="datetime64[D]")}, "is not numeric"),
+        ({"x": {1, 2}}, "column 'x' is 0-d"),
+    ],
+)
+def test_python_columns_that_are_no_numbers(columns: dict, message: str) -> None:
+    with pytest.raises(TenFlangError) as info:
+        from_columns(columns)
+    assert message in info.value.first.message
+
+
+def test_python_values_that_are_fine() -> None:
+    from fractions import Fraction
+    t = from_columns({"x": [[0, 0], None], "b": [True, False], "f": [Fraction(1, 4), 2]})
+    assert t.shape("x") == (2,)
+    assert rows(t) == [{"x": [0.0, 0.0], "b": 1.0, "f": 0.25}, {"x": None, "b": 0.0, "f": 2.0}]
+    r = from_records([{"x": np.float32(0.5), "y": np.int64(3), "z": np.array(2.5),
+                       "b": np.bool_(True), "t": (1, 2), "n": float("nan")}])
+    assert rows(r) == [{"x": 0.5, "y": 3.0, "z": 2.5, "b": 1.0, "t": [1.0, 2.0], "n": None}]
+    assert from_records([{"x": 10**300}]).record(0)["x"] == 1e300
+
+
+def test_the_public_python_api_takes_a_column_of_tensors_and_nulls() -> None:
+    import tenflang_nb as tf
+    from tenflang_nb.notebook.model import TenFlangModel
+    t = tf.load_data({"x": [[0, 0], None]})
+    assert rows(t) == [{"x": [0.0, 0.0]}, {"x": None}]
+    data = {"x": [1.0, 2.0], "y": [[1, 1], None]}
+    shape = tf.parse(Y2, "p.tf")
+    assert [r["L"] for r in tf.evaluate(shape, data, {"w": np.ones(2)})] == [0.0, None]
+    model = TenFlangModel(Y2, "m")
+    assert [r["L"] for r in model.evaluate(data)] == [pytest.approx(
+        (model.weights["w"].sum() - 2) ** 2), None]
+    with pytest.raises(TenFlangError, match="missing required input 'y'"):
+        model.train(data, max_iter=1)  # a null expected output is no training example
+    with pytest.raises(TenFlangError, match="too large for a 64-bit float"):
+        model.train({"x": [1.0], "y": [[10**400, 1]]}, max_iter=1)
+    with pytest.raises(TenFlangError, match="is nested too deeply"):
+        tf.train(tf.compile(shape), {"x": [1.0], "y": [DEEP]}, max_iter=1)
+
+
+leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(10**400), max_value=10**400),
+    st.floats(), st.complex_numbers(max_magnitude=10), st.text(max_size=3),
+    st.binary(max_size=3), st.fractions(),
+)
+nested = st.recursive(leaves, lambda inner: st.lists(inner, max_size=3)
+                      | st.tuples(inner, inner), max_leaves=12)
+
+
+@hypothesis_settings(300)
+@given(nested, nested)
+def test_any_python_value_gives_a_table_or_a_clear_error(a: object, b: object) -> None:
+    import tenflang_nb as tf
+    from tenflang_nb.core.datafiles import value_shape
+    for make in (lambda: from_records([{"x": a}, {"x": b}]),
+                 lambda: from_columns({"x": [a, b]}),
+                 lambda: tf.load_data({"x": a}),
+                 lambda: tf.load_data([{"x": a}])):
+        try:
+            t = make()
+        except TenFlangError as err:
+            assert err.first.message
+        else:
+            assert t.columns["x"].dtype == np.float64
+            assert len(t.shape("x")) <= 4
+    value_shape(a)  # only looks: never raises
+
+
+# ---------------------------------------------------------------------------------------
+# reliability: .npz files that are no archives of numeric arrays
+
+
+def _npz_bytes(**arrays: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"junk" * 10, "not a valid .npz file of numeric arrays: it is not a zip archive"),
+        (b"", "it is not a zip archive"),
+        (b"\x80\x04junk", "it is not a zip archive"),  # a pickle, which numpy would try
+        (b"\x93NUMPY junk", "this is a single .npy array, not an .npz archive"),
+        (_npz_bytes(x=np.zeros(3))[:60], "not a valid .npz file of numeric arrays: damaged"),
+    ],
+)
+def test_junk_npz(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "junk.npz"
+    path.write_bytes(content)
+    with pytest.raises(TenFlangError) as info:
+        read_data(path)
+    assert message in info.value.first.message
+    assert "pickle" not in str(info.value)
+    assert info.value.first.file == str(path)
+
+
+def test_npz_members_must_be_numeric_arrays(tmp_path: Path) -> None:
+    path = tmp_path / "a.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", _npz_member_bytes(np.zeros(3)))
+        archive.writestr("notes.txt", "hello")
+    with pytest.raises(TenFlangError, match=r"it holds 'notes\.txt', which is not a \.npy array"):
+        read_data(path)
+    np.savez(path, x=np.array([1, None], dtype=object))
+    with pytest.raises(TenFlangError, match="array 'x' holds Python objects, not numbers"):
+        read_data(path)
+    # a header that promises far more than the member holds: no attempt to allocate it
+    header = _npz_member_bytes(np.zeros(3))
+    lying = header.replace(b"'shape': (3,), ", b"'shape': (999999999999,), ")
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", lying)
+    with pytest.raises(TenFlangError, match="array 'x' is shorter than its header says"):
+        read_data(path)
+    with zipfile.ZipFile(path, "w"):
+        pass  # an empty archive
+    with pytest.raises(TenFlangError, match="no records in this data"):
+        read_data(path)
+
+
+def _npz_member_bytes(arr: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, arr)
+    return buffer.getvalue()
+
+
+@hypothesis_settings(200)
+@given(st.data())
+def test_damaged_npz_files_give_a_clear_error(data: st.DataObject) -> None:
+    raw = bytearray(_npz_bytes(x=np.arange(6.0).reshape(3, 2), y=np.ones(3)))
+    for _ in range(data.draw(st.integers(1, 4))):
+        k = data.draw(st.integers(0, len(raw) - 1))
+        raw[k] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(raw)))
+    path = Path(tempfile.mkdtemp()) / "d.npz"
+    path.write_bytes(bytes(raw[:cut]))
+    try:
+        t = read_data(path)
+    except TenFlangError as err:
+        assert "pickle" not in str(err)
+    else:
+        assert all(c.dtype == np.float64 for c in t.columns.values())
+
+
+# ---------------------------------------------------------------------------------------
+# writing every format the tools read back
+
+
+def test_output_format_by_extension() -> None:
+    paths = ("w.csv", "W.CSV", "d/w.npz", "w.txt", "w", None)
+    assert [output_format(p) for p in paths] == ["csv", "csv", "npz", "brace", "brace", "brace"]
+
+
+def read_back(records: list[dict], fmt: str, tmp_path: Path) -> list[dict]:
+    content = format_table(records, fmt, "out")
+    path = tmp_path / f"out.{ {'brace': 'txt'}.get(fmt, fmt) }"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    return rows(read_data(path))
+
+
+def test_format_table_csv_layout() -> None:
+    records = [{"x": 1.5, "W": np.array([[1.0, 2.0], [3.0, 4.0]]), "y": None},
+               {"x": None, "W": None, "y": None}]
+    assert format_table(records, "csv") == (
+        "x,W[0][0],W[0][1],W[1][0],W[1][1],y\n1.5,1.0,2.0,3.0,4.0,\n,,,,,\n")
+    # one column: an empty cell would be a blank line, which is no record
+    assert format_table([{"L": None}, {"L": 0.1}], "csv") == "L\nnull\n0.1\n"
+    assert format_table([{"o": 1.0}], "brace") == "{o: 1.0}\n"
+
+
+@pytest.mark.parametrize("fmt", ["brace", "csv", "npz"])
+def test_round_trip_of_tool_outputs(fmt: str, tmp_path: Path) -> None:
+    results = [{"o": np.array([0.1, -0.0]), "L": None, "s": 1e-300},
+               {"o": np.array([5e-324, 1 / 3]), "L": 2.5, "s": -1.7976931348623157e308},
+               {"o": np.array([2.0, 3.0]), "L": None, "s": 0.0}]
+    back = read_back(results, fmt, tmp_path)
+    assert back == rows(from_records(results))
+    assert math.copysign(1, back[0]["o"][1]) == -1.0  # type: ignore[index]
+    only_null = read_back([{"L": None}, {"L": None}], fmt, tmp_path)
+    assert only_null == [{"L": None}, {"L": None}]
+
+
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,5}|d/[a-z]/d/[a-z]", fullmatch=True)
+
+
+@st.composite
+def tool_records(draw: st.DrawFn) -> list[dict]:
+    """Records as the tools write them: every record has every name, a name's values share
+    a shape, any value may be null."""
+    shapes = draw(st.dictionaries(names, hnp.array_shapes(min_dims=0, max_dims=3, max_side=3),
+                                  min_size=1, max_size=4))
+    n = draw(st.integers(1, 4))
+    return [{name: draw(st.none() | (hnp.arrays(np.float64, shape, elements=finite)
+                                     if shape else finite))
+             for name, shape in shapes.items()} for _ in range(n)]
+
+
+@hypothesis_settings(200)
+@given(tool_records(), st.sampled_from(["brace", "csv", "npz"]))
+def test_round_trip_property_every_format(records: list[dict], fmt: str) -> None:
+    back = read_back(records, fmt, Path(tempfile.mkdtemp()))
+    want = rows(from_records(records))
+    assert back == want
+    for got, rec in zip(back, records, strict=True):  # -0.0 keeps its sign
+        for name, value in rec.items():
+            if value is not None and np.ndim(value) == 0:
+                assert math.copysign(1, got[name]) == math.copysign(1, value)  # type: ignore[arg-type]
+
+
+def test_format_table_refusals() -> None:
+    with pytest.raises(TenFlangError, match=r"'o' is NaN or infinite, which an \.npz file cannot"):
+        format_table([{"o": 1.0}, {"o": math.nan}], "npz")
+    with pytest.raises(TenFlangError, match="an empty tensor has no cells"):
+        format_table([{"e": np.zeros(0)}], "csv")
+    with pytest.raises(TenFlangError, match="nothing to write as csv"):
+        format_table([{}], "csv")
+    with pytest.raises(TenFlangError, match="shapes \\[2\\] and \\[3\\]"):
+        format_table([{"x": np.zeros(2)}, {"x": np.zeros(3)}], "csv")
+    with pytest.raises(TenFlangError, match="cannot write data as 'original'"):
+        format_table([{"x": 1.0}], "original")
+    assert format_table([{}], "brace") == "{}\n"
+    assert format_table([{"o": math.nan}], "csv") == "o\nnan\n"  # as brace: never valid data
+
+
+# ---------------------------------------------------------------------------------------
+# the fast paths read exactly what the careful parsers read, and fail exactly as they do
+
+
+def _parse_both(text: str, fmt: str | None) -> tuple[object, object]:
+    """(fast, careful): each a list of records with lines, or the error as the user sees it."""
+    def run() -> object:
+        try:
+            t = parse_data(text, "data.txt", fmt)
+        except TenFlangError as err:
+            return str(err)
+        return rows(t), t.lines.tolist(), t.names, [t.shape(n) for n in t.names]
+
+    with pytest.MonkeyPatch.context() as m:
+        whole = run()  # one block
+        m.setattr(datafiles, "_BLOCK_CHARS", 24)  # many blocks, and blocks of one line
+        fast = run()
+        assert fast == whole
+        m.setattr(datafiles, "_plain", lambda block: False)
+        careful = run()
+        m.setattr(datafiles, "_BLOCK_CHARS", 1 << 18)
+        assert run() == careful  # the careful parsers, whatever the blocks
+    return fast, careful
+
+
+cell_text = st.sampled_from(["1", "-2.5", "1e3", ".5", "+7", "", " ", "null", "NULL", "Null",
+                             " null", "nan", "NaN", "inf", "1e999", "abc", "1e", "0x1", "1_0",
+                             " 3 ", "١", '"4"', "5 6", "-0", "1.5e-3", "nullnull", "-null"])
+
+
+@hypothesis_settings(300)
+@given(st.sampled_from(["a[0],a[1],b", "b", "a,b"]),
+       st.lists(st.lists(cell_text, min_size=1, max_size=4), min_size=1, max_size=12),
+       st.lists(st.sampled_from(["", "# c", "  ", "x,y"]), max_size=3), st.randoms())
+def test_csv_fast_path_equals_careful(header: str, cells: list[list[str]], extra: list[str],
+                                      rnd: object) -> None:
+    width = header.count(",") + 1
+    lines = [",".join(row[:width] if rnd.random() < 0.9 else row)  # type: ignore[attr-defined]
+             for row in cells]
+    for line in extra:
+        lines.insert(rnd.randrange(len(lines) + 1), line)  # type: ignore[attr-defined]
+    text = header + "\n" + "\n".join(lines) + "\n"
+    fast, careful = _parse_both(text, "csv")
+    assert fast == careful
+
+
+brace_value = st.sampled_from(["1", "-2.5", "1e3", "null", "Null", "nUlL", "[1, 2]", "[3, 4]",
+                               "[1]", "[null, 1]", "[[1, 2]]", "nan", "1e999", "x", "[1,2]",
+                               "[]", "1e", "  4", "[1, 2 ]", "-null", "nullnull", "[1 2]",
+                               "[NULL, 2]", "+.5", "1.", "[1e-3, -0]"])
+
+
+@hypothesis_settings(300)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["a", "b", "c1", "d/L/d/a", "e.0", "null",
+                                                    "NULLa", "d/L/d/a:1"]),
+                                   brace_value), max_size=3), min_size=1, max_size=12),
+       st.lists(st.sampled_from(["", "# c", "  ", "{a: 1}", "{a: 1} x"]), max_size=3),
+       st.randoms())
+def test_brace_fast_path_equals_careful(records: list[list[tuple[str, str]]], extra: list[str],
+                                        rnd: object) -> None:
+    lines = ["{" + ", ".join(f"{k}: {v}" for k, v in dict(r).items()) + "}" for r in records]
+    for line in extra:
+        lines.insert(rnd.randrange(len(lines) + 1), line)  # type: ignore[attr-defined]
+    # repeat lines, so that blocks of many lines share a layout
+    text = "\n".join(line for line in lines for _ in range(rnd.randrange(1, 4))) + "\n"  # type: ignore[attr-defined]
+    fast, careful = _parse_both(text, None)
+    assert fast == careful
+
+
+def test_the_fast_paths_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"brace": 0, "csv": 0}
+    parse, column = datafiles._BraceLine.parse, datafiles._csv_column
+
+    def counting_parse(self: object) -> object:
+        calls["brace"] += 1
+        return parse(self)  # type: ignore[arg-type]
+
+    def counting_column(*args: object) -> object:
+        calls["csv"] += 1
+        return column(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(datafiles._BraceLine, "parse", counting_parse)
+    monkeypatch.setattr(datafiles, "_csv_column", counting_column)
+    brace = "".join(f"{{x: [{k}, {k / 3!r}], y: {'null' if k % 7 else k}}}\n" for k in range(5000))
+    t = parse_data(brace)
+    assert t.record(4999)["x"].tolist() == [4999.0, 4999 / 3]  # type: ignore[union-attr]
+    assert calls["brace"] < 50  # one line per block, not one per record
+    text = "x,y\n" + "".join(f"{k},{'' if k % 3 else repr(k / 7)}\n" for k in range(5000))
+    t = parse_data(text, format="csv")
+    assert t.record(4997)["y"] is None and t.record(4996)["y"] is None
+    assert t.record(4995)["y"] == 4995 / 7
+    assert calls["csv"] == 0  # numpy read every block
+
+
+# ---------------------------------------------------------------------------------------
+# a file is streamed a block at a time, exactly as read_text would read it whole
+
+
+@hypothesis_settings(200)
+@given(st.lists(st.sampled_from([b"{x: 1}", b"{x: 2, y: [1, 2]}", b"x,y", b"1,2", b"# c",
+                                 b"", b"\xef\xbb\xbf{x: 3}", b"{x: \xff}", b"{x: 4}\r",
+                                 b"{x: 5}\r\n", b"3,\xe2\x82\xac", b"\xe9", b"a\t1"]),
+                min_size=1, max_size=10),
+       st.integers(1, 40), st.sampled_from([".txt", ".csv"]))
+def test_streaming_a_file_equals_reading_it_whole(parts: list[bytes], block: int, ext: str
+                                                  ) -> None:
+    from tenflang_nb.core.textio import read_text
+    path = Path(tempfile.mkdtemp()) / f"d{ext}"
+    path.write_bytes(b"\n".join(parts))
+
+    def outcome(make: object) -> object:
+        try:
+            t = make()  # type: ignore[operator]
+        except TenFlangError as err:
+            return str(err).replace(str(path), "F")
+        return rows(t), t.lines.tolist()
+
+    whole = outcome(lambda: parse_data(read_text(path), str(path),
+                                       "csv" if ext == ".csv" else None))
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(datafiles, "_BLOCK_CHARS", block)
+        assert outcome(lambda: read_data(path)) == whole

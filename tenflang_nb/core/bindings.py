@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .datafiles import DataTable, from_columns, from_records
+from .datafiles import DataTable, from_columns, from_records, value_shape
 from .errors import Diagnostic, TenFlangError
 from .lexical import GIVEN_KINDS, fmt_shape
 from .program import Program, ancestors
@@ -23,7 +23,8 @@ def as_table(data: Any, file: str = "<data>") -> DataTable:
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
         return from_columns({str(c): np.asarray(data[c]) for c in data.columns}, file)
     if isinstance(data, Mapping):
-        if all(v is None or np.ndim(v) == 0 for v in data.values()):
+        # value_shape, not np.ndim: that raises on a ragged column such as [[0, 0], None]
+        if all(value_shape(v) == () for v in data.values()):
             return from_records([data], file)  # one example given as {name: number}
         return from_columns(data, file)
     if isinstance(data, Sequence) and not isinstance(data, str | bytes):
@@ -34,7 +35,7 @@ def as_table(data: Any, file: str = "<data>") -> DataTable:
 
 
 def _line(table: DataTable, row: int) -> int:
-    return table.lines[row] if row < len(table.lines) else 0
+    return int(table.lines[row]) if row < len(table.lines) else 0
 
 
 Lines = dict[str, "list[str] | None"]
@@ -91,7 +92,8 @@ def check_names(program: Program, table: DataTable, role: str, allowed: set[str]
             kind = program.kind(name)
             errors.append(_error(table, row, f"'{name}' is declared {kind} in {program.file}: "
                                  f"{role} cannot give it a value", name=name, cache=cache))
-        elif table.shape(name) != program.shapes[name]:
+        elif table.fixes_shape(name) and table.shape(name) != program.shapes[name]:
+            # (a name that is null everywhere, {y: null}, fits any declared shape)
             errors.append(_error(
                 table, row, f"'{name}' has shape {fmt_shape(table.shape(name))} here, but "
                 f"{program.file} declares {fmt_shape(program.shapes[name])}", name=name,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import IO, Any
 
 from .errors import TenFlangError
 from .lexical import normalize_text
@@ -74,8 +75,11 @@ class OutputFile:
     '{w: 1.0}\\n'
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], binary: bool = False) -> None:
         self.name = os.fspath(path)
+        # binary: bytes as they are (an .npz); otherwise UTF-8 text with \n line ends
+        options: dict[str, Any] = ({"mode": "wb"} if binary else
+                                   {"mode": "w", "encoding": "utf-8", "newline": "\n"})
         # a device or a pipe (also behind a link: /dev/stdout) is opened as it is named
         self._direct = os.path.exists(self.name) and not os.path.isfile(self.name)
         target = Path(self.name if self._direct else os.path.realpath(self.name))
@@ -83,12 +87,12 @@ class OutputFile:
         self._tmp: str | None = None
         try:
             if self._direct:
-                self._handle = open(target, "w", encoding="utf-8", newline="\n")
+                self._handle: IO[Any] = open(target, **options)
             else:
                 fd, self._tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                                  dir=target.parent)
                 os.chmod(self._tmp, self._mode(target))
-                self._handle = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+                self._handle = os.fdopen(fd, **options)
         except OSError as exc:
             raise self._error(exc) from None
 
@@ -105,7 +109,7 @@ class OutputFile:
     def _error(self, exc: OSError) -> TenFlangError:
         return TenFlangError.at(f"cannot write: {exc.strerror}", file=self.name)
 
-    def write(self, text: str) -> None:
+    def write(self, text: str | bytes) -> None:
         try:
             self._handle.write(text)
         except OSError as exc:
@@ -143,7 +147,8 @@ class OutputFile:
             self.discard()
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (see :class:`OutputFile`)."""
-    with OutputFile(path) as out:
+def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Write ``text`` (or bytes: an .npz file) to ``path`` whole or not at all (see
+    :class:`OutputFile`)."""
+    with OutputFile(path, binary=isinstance(text, bytes)) as out:
         out.write(text)

@@ -31,7 +31,7 @@ from ..core.backprop import Gcp
 from ..core.backprop_check import BackpropCheck
 from ..core.bindings import check_names, training_columns
 from ..core.cost import ModeComparison, compare_modes
-from ..core.datafiles import DataTable, from_records
+from ..core.datafiles import DataTable, from_records, value_shape
 from ..core.errors import TenFlangError
 from ..core.forward import ForwardProgram
 from ..core.gradcheck import GradRow, check_gradients
@@ -76,13 +76,14 @@ def _records(run: Any) -> list[Record]:
 
 
 def _one_example(data: Mapping[str, Any], program: Program | None) -> bool:
+    # value_shape, not np.ndim / np.shape: those raise on a ragged value ([[0, 0], None])
     values = [v for v in data.values() if v is not None]
-    if any(np.ndim(v) == 0 for v in values):
+    if any(value_shape(v) == () for v in values):
         return True
     if program is None:
         return False
     shapes = program.shapes
-    return all(name in shapes and (value is None or np.shape(value) == shapes[name])
+    return all(name in shapes and (value is None or value_shape(value) == shapes[name])
                for name, value in data.items())
 
 
