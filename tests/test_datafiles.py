@@ -1159,3 +1159,15 @@ def test_streaming_a_file_equals_reading_it_whole(parts: list[bytes], block: int
     with pytest.MonkeyPatch.context() as m:
         m.setattr(datafiles, "_BLOCK_CHARS", block)
         assert outcome(lambda: read_data(path)) == whole
+
+
+@pytest.mark.parametrize("fmt", [None, "csv", "brace", "original"])
+def test_a_program_given_as_data_is_named_as_such(fmt: str | None) -> None:
+    # before: "bad column name 'declare input x'", read as a CSV header
+    text = "# the seed\n\ndeclare input x\ndeclare weight w\ndefine o = mul x w\n"
+    with pytest.raises(TenFlangError) as info:
+        parse_data(text, "shape.tf", format=fmt)
+    first = info.value.first
+    assert first.message == "this is a TenFlang program, not a data file"
+    assert (first.file, first.line) == ("shape.tf", 3)
+    assert "order of the arguments" in (first.hint or "")

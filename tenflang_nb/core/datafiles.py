@@ -387,6 +387,13 @@ def _parse(blocks: Iterator[tuple[int, str]], lines: int, file: str, fmt: str | 
     if head is None:
         raise TenFlangError.at("no records in this file", file=file)
     lineno, line = head
+    if line.split(maxsplit=1)[0] in ("declare", "define"):
+        # the usual slip: the program given where the data goes (tfweightcalc shape.tf gcp.tf)
+        raise TenFlangError.at(
+            "this is a TenFlang program, not a data file", file=file, line=lineno,
+            source=line, length=len(line.rstrip()),
+            hint="the data file holds records such as {x: 3, y: 1} (or CSV rows); "
+                 "check the order of the arguments")
     if fmt is None:
         fmt = _detect(line)
     if fmt == "brace":
