@@ -549,3 +549,34 @@ def test_live_run_in_a_real_kernel_obeys_frontend_messages() -> None:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+@pytest.mark.parametrize(("losses", "plain"), [
+    ([0.25], True),                                    # one point: the axis spans a decade
+    ([0.3 * 0.99**i + 0.05 for i in range(300)], True),
+    ([0.3 * 0.9**i for i in range(300)], False),       # 14 decades: powers of ten
+])
+def test_loss_axis_labels_stay_short(monkeypatch: pytest.MonkeyPatch, losses: list[float],
+                                     plain: bool) -> None:
+    # before: a run that converged where it started (XOR at zero weights, notebook 06) showed
+    # minor ticks as "6 x 10^-1", wide enough to run into the axis label
+    from tenflang_nb.core.train import Record
+    from tenflang_nb.notebook import plotting
+
+    figures: list = []
+    monkeypatch.setattr(plotting, "_png", lambda fig: figures.append(fig) or b"")
+    loss_curve_png([Record(i, loss, 1.0) for i, loss in enumerate(losses)])
+    (fig,) = figures
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels() + ax.get_yticklabels(minor=True)]
+    labels = [t for t in labels if t]
+    assert labels
+    if plain:
+        assert all(float(t) > 0 for t in labels), labels
+    else:
+        assert all("10^" in t for t in labels), labels
+    label = ax.yaxis.label.get_window_extent()
+    for tick in ax.get_yticklabels() + ax.get_yticklabels(minor=True):
+        if tick.get_text():
+            assert not tick.get_window_extent().overlaps(label), tick.get_text()

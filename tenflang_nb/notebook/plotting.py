@@ -19,7 +19,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
-from matplotlib.ticker import LogLocator, MaxNLocator
+from matplotlib.ticker import LogFormatterSciNotation, LogLocator, MaxNLocator
 from PIL import Image
 
 from ..core.landscape import Landscape, Path, Plane
@@ -42,6 +42,13 @@ def _thin(n: int, limit: int = MAX_POINTS) -> np.ndarray:
 # a tick past the float range and the formatter crashes), so the curve is drawn clipped to
 # [1/CEILING, CEILING], which still reads as "it blew up" (or "it reached 0").
 CEILING = 1e100
+
+
+class _PlainLogFormatter(LogFormatterSciNotation):
+    """Matplotlib's choice of which log ticks to label, written as plain numbers ("0.6")."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return f"{x:.3g}" if super().__call__(x, pos) else ""
 
 
 def _log_limits(y: np.ndarray) -> tuple[float, float]:
@@ -93,7 +100,13 @@ def _render(history: Sequence[Record], log_scale: bool, width: float, height: fl
             y = np.clip(y, floor, CEILING)
             ylabel += " (clipped)"
         if ax.get_yscale() == "log":
-            ax.set_ylim(*_log_limits(y))
+            lo, hi = _log_limits(y)
+            ax.set_ylim(lo, hi)
+            if hi / lo < 100:
+                # within two decades matplotlib labels minor ticks as "6 x 10^-1", wide enough
+                # to run into the axis label; plain numbers ("0.6") read better
+                ax.yaxis.set_major_formatter(_PlainLogFormatter())
+                ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False))
         ax.plot(x, y, color="C0", linewidth=1.5)
         ax.plot(x[-1:], y[-1:], "o", color="C0", markersize=4)
         ax.set_xlim(0, max(1, int(x[-1])) * 1.03)  # room for the end marker
