@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import doctest
+import importlib
 import io
 import math
+import pkgutil
 import tempfile
 import zipfile
 from collections.abc import Iterator
@@ -674,9 +676,15 @@ def test_table_built_by_hand() -> None:
 
 
 def test_docstring_examples() -> None:
+    # the package's own (the public functions) and every submodule's (DataTable's, ...)
+    submodules = [importlib.import_module(f"{datafiles.__name__}.{info.name}")
+                  for info in pkgutil.iter_modules(datafiles.__path__)]
     result = doctest.testmod(datafiles, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 9
     assert result.failed == 0
+    results = [doctest.testmod(module, optionflags=doctest.ELLIPSIS) for module in submodules]
+    assert sum(r.attempted for r in results) >= 4
+    assert all(r.failed == 0 for r in results)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1052,12 +1060,13 @@ def _parse_both(text: str, fmt: str | None) -> tuple[object, object]:
 
     with pytest.MonkeyPatch.context() as m:
         whole = run()  # one block
-        m.setattr(datafiles, "_BLOCK_CHARS", 24)  # many blocks, and blocks of one line
+        m.setattr(datafiles.blocks, "_BLOCK_CHARS", 24)  # many blocks, and blocks of one line
         fast = run()
         assert fast == whole
-        m.setattr(datafiles, "_plain", lambda block: False)
+        for fast_path in (datafiles.brace, datafiles.csvfiles):  # each fast path asks _plain
+            m.setattr(fast_path, "_plain", lambda block: False)
         careful = run()
-        m.setattr(datafiles, "_BLOCK_CHARS", 1 << 18)
+        m.setattr(datafiles.blocks, "_BLOCK_CHARS", 1 << 18)
         assert run() == careful  # the careful parsers, whatever the blocks
     return fast, careful
 
@@ -1108,7 +1117,7 @@ def test_brace_fast_path_equals_careful(records: list[list[tuple[str, str]]], ex
 
 def test_the_fast_paths_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = {"brace": 0, "csv": 0}
-    parse, column = datafiles._BraceLine.parse, datafiles._csv_column
+    parse, column = datafiles.brace._BraceLine.parse, datafiles.csvfiles._csv_column
 
     def counting_parse(self: object) -> object:
         calls["brace"] += 1
@@ -1118,8 +1127,8 @@ def test_the_fast_paths_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
         calls["csv"] += 1
         return column(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(datafiles._BraceLine, "parse", counting_parse)
-    monkeypatch.setattr(datafiles, "_csv_column", counting_column)
+    monkeypatch.setattr(datafiles.brace._BraceLine, "parse", counting_parse)
+    monkeypatch.setattr(datafiles.csvfiles, "_csv_column", counting_column)
     brace = "".join(f"{{x: [{k}, {k / 3!r}], y: {'null' if k % 7 else k}}}\n" for k in range(5000))
     t = parse_data(brace)
     assert t.record(4999)["x"].tolist() == [4999.0, 4999 / 3]  # type: ignore[union-attr]
@@ -1157,7 +1166,7 @@ def test_streaming_a_file_equals_reading_it_whole(parts: list[bytes], block: int
     whole = outcome(lambda: parse_data(read_text(path), str(path),
                                        "csv" if ext == ".csv" else None))
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(datafiles, "_BLOCK_CHARS", block)
+        m.setattr(datafiles.blocks, "_BLOCK_CHARS", block)
         assert outcome(lambda: read_data(path)) == whole
 
 

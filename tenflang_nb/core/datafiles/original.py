@@ -1,0 +1,53 @@
+"""The original 2016 format: ``name<TAB>value`` lines that together form ONE record."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..errors import TenFlangError
+from ..lexical import matches_name
+from .checks import _bad_name, _number_problem
+from .table import DataTable
+
+
+def _parse_original(significant: list[tuple[int, str]], file: str) -> DataTable:
+    first_line: dict[str, int] = {}
+    values: dict[str, float] = {}
+    for lineno, line in significant:
+        tokens = [(m.group(), m.start()) for m in re.finditer(r"\S+", line)]
+        if len(tokens) != 2:
+            col = tokens[2][1] if len(tokens) > 2 else len(line.rstrip())
+            raise TenFlangError.at(
+                "expected a name and a number separated by a tab or spaces "
+                f"(found {len(tokens)} item{'s' if len(tokens) != 1 else ''})",
+                file=file, line=lineno, column=col, source=line,
+            )
+        (name, ncol), (text, vcol) = tokens
+        if not matches_name(name):
+            raise TenFlangError.at(
+                _bad_name(name), file=file, line=lineno, column=ncol, length=len(name),
+                source=line,
+            )
+        if name in first_line:
+            raise TenFlangError.at(
+                f"{name!r} given twice (first on line {first_line[name]})",
+                file=file, line=lineno, column=ncol, length=len(name), source=line,
+            )
+        problem = _number_problem(name, text)
+        if problem:
+            raise TenFlangError.at(
+                problem, file=file, line=lineno, column=vcol, length=len(text), source=line
+            )
+        first_line[name] = lineno
+        values[name] = float(text)
+    names = list(values)
+    return DataTable(
+        file,
+        names,
+        {n: np.array([values[n]]) for n in names},
+        {n: np.ones(1, dtype=bool) for n in names},
+        np.array([significant[0][0]]),
+        {n: np.zeros(1, dtype=bool) for n in names},
+    )
