@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# screenshots the browser tests keep for a person to look at (git-ignored)
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -242,3 +245,10 @@ def prepare_root(repo: Path, root: Path, notebook: str, *more: str) -> Path:
     (root / "examples").symlink_to(repo / "examples", target_is_directory=True)
     return root / "notebooks" / notebook
 
+
+def save_screenshot(page: Any, name: str) -> Path:
+    """A screenshot of the window as ``test-artifacts/<name>.png``; returns its path."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path

@@ -38,6 +38,23 @@ def program_text(*lines: str) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
+EXAMPLES = REPO / "examples"
+XOR_SHAPE = (EXAMPLES / "xor" / "shape.tf").read_text()
+
+# notebook 02's fan-out example: a is used by b and by c (line 14 is define o = add b c)
+FAN_OUT = program_text(
+    "declare input x", "declare exp_output y", "declare weight w", "declare intvar a",
+    "declare intvar b", "declare intvar c", "declare output o", "declare intvar e",
+    "declare loss L", "", "define a = mul w x", "define b = logistic a", "define c = tanh a",
+    "define o = add b c", "define e = sub o y", "define L = mul e e")
+
+# the original's declare_vector, expanded by the preprocessor
+VECTOR_PROGRAM = program_text(
+    "declare_vector input x 3", "declare_vector weight w 3", "declare exp_output y",
+    "declare intvar s", "declare output o", "declare intvar d", "declare loss L",
+    "define s = dot x w", "define o = logistic s", "define d = sub o y", "define L = pow d 2")
+
+
 def hypothesis_settings(max_examples: int) -> Any:
     """The project's hypothesis settings: reproducible runs (derandomized, no example
     database) with no deadline, since a case compiles and runs a whole program."""

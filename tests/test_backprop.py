@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import program_text
+from conftest import FAN_OUT, program_text
 from helpers_fd import assert_gradients, fd_gradient, gcp_gradients, loss_of, run_program
 
 from tenflang_nb.core import api
@@ -395,11 +395,7 @@ def test_wide_fanout_of_one_weight() -> None:
 
 # ------------------------------------------------------------------------ what notebook 02 says
 
-FAN = program_text(
-    "declare input x", "declare exp_output y", "declare weight w", "declare intvar a",
-    "declare intvar b", "declare intvar c", "declare output o", "declare intvar e",
-    "declare loss L", "", "define a = mul w x", "define b = logistic a", "define c = tanh a",
-    "define o = add b c", "define e = sub o y", "define L = mul e e")
+FAN = FAN_OUT
 
 
 def test_notebook_02_answers_are_what_the_gcp_does() -> None:

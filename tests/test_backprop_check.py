@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import FAN_OUT
 
 from tenflang_nb.core.api import check_backprop, parse
 from tenflang_nb.core.backprop_check import BackpropCheck, fmt_value
@@ -14,23 +15,7 @@ from tenflang_nb.core.examples import SEED_EXAMPLE
 
 SEED = parse(SEED_EXAMPLE, "seed.tf")
 
-FAN = parse("""\
-declare input x
-declare exp_output y
-declare weight w
-declare intvar a
-declare intvar b
-declare intvar c
-declare output o
-declare intvar e
-declare loss L
-define a = mul w x
-define b = logistic a
-define c = tanh a
-define o = add b c
-define e = sub o y
-define L = mul e e
-""", "fan.tf")
+FAN = parse(FAN_OUT, "fan.tf")
 
 DIV = parse("""\
 declare input x
@@ -168,7 +153,7 @@ def test_missing_fan_out_term_blames_the_adjoint_line_not_its_helpers() -> None:
     assert wrong_line(result) == 11
     h = hint(result, 11)
     assert h.startswith("fan-out: a is used 2 times, by `define b = logistic a` and "
-                        "`define c = tanh a` (lines 11 and 12 of fan.tf)")
+                        "`define c = tanh a` (lines 12 and 13 of fan.tf)")
     assert "misses the term via `define c = tanh a` (d/L/d/c · d/c/d/a)" in h
     assert result.verdict(12).status == "inherits"  # type: ignore[union-attr]
     assert result.verdict(12).because == (11,)  # type: ignore[union-attr]

@@ -23,11 +23,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM_FLAGS, chromium_path
-from docs_support import REPO, TOUR, SiteBuild, site_tools
+from browser_support import CHROMIUM_FLAGS, chromium_path, save_screenshot
+from docs_support import TOUR, SiteBuild, site_tools
 from stepper_support import back_to_step, shown, step_through, tutorial_run
 
 pytestmark = pytest.mark.browser
@@ -37,7 +36,6 @@ try:
 except ImportError:  # pragma: no cover - CI installs the [browser] extra
     sync_playwright = None
 
-ARTIFACTS = REPO / "test-artifacts"
 # schemes a page may load from: its own files, and what its scripts make in memory
 LOCAL = ("file:", "data:", "blob:", "about:")
 BACKPROP = "notebooks/02_backprop_by_hand"
@@ -114,13 +112,6 @@ def open_site_page(browser: BrowserContext, site: SiteBuild, docname: str, *,
                       ? MathJax.startup.promise.then(() => true) : true""")
     return view
 
-
-def save_screenshot(page: Page, name: str) -> Path:
-    """A screenshot of the window under ``test-artifacts/`` (git-ignored); returns its path."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path))
-    return path
 
 
 def _scroll_to(element: Locator) -> None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import EXAMPLES, FAN_OUT
 from lab_sanitizer import sanitize, shown_text
 
 from tenflang_nb.core.errors import TenFlangError
@@ -28,26 +28,7 @@ from tenflang_nb.notebook.stepper import Step, explain
 from tenflang_nb.notebook.views import VIEWS, parse_views
 from tenflang_nb.notebook.views_html import static_text
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-FAN = """\
-declare input x
-declare exp_output y
-declare weight w
-declare intvar a
-declare intvar b
-declare intvar c
-declare output o
-declare intvar e
-declare loss L
-
-define a = mul w x
-define b = logistic a
-define c = tanh a
-define o = add b c
-define e = sub o y
-define L = mul e e
-"""
+FAN = FAN_OUT
 # a used by three lines, once twice in one (d = mul a a)
 THREE = FAN.replace("declare loss L", "declare intvar d\ndeclare intvar q\ndeclare loss L") \
     .replace("define o = add b c", "define d = mul a a\ndefine q = add b d\ndefine o = add q c")

@@ -31,6 +31,7 @@ from browser_support import (
     has_notebook7,
     jupyter_lab,
     prepare_root,
+    save_screenshot,
     wait_for_kernel,
 )
 from stepper_support import TUTORIAL, assert_at, back_to_step, expected, step_through, tutorial_run
@@ -40,7 +41,6 @@ from tenflang_nb.notebook.model import TenFlangModel
 from tenflang_nb.notebook.stepper import StepperRun, explain
 
 REPO = Path(__file__).resolve().parents[1]
-ARTIFACTS = REPO / "test-artifacts"
 SCRATCH = "stepper_check.ipynb"
 EXAMPLE = {"x": 1.5, "y": 0.2}
 OTHER = {"x": -1.0, "y": 0.9}
@@ -93,12 +93,6 @@ def page(tmp_path: Path) -> Iterator[Page]:
         finally:
             browser.close()
 
-
-def shot(page: Page, name: str) -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path))
-    return path
 
 
 def to_top(element: Locator) -> None:
@@ -164,7 +158,7 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     # what a student sees in the middle of the backward pass
     back_to_step(first, run, 10)
     to_top(page.locator(".jp-Notebook .jp-CodeCell").nth(1))
-    shot_lab = shot(page, "stepper_lab_backward")
+    shot_lab = save_screenshot(page, "stepper_lab_backward")
     assert not page_errors, page_errors
 
     # saved and reopened: the stored output steps again (it is trusted: this user ran it)
@@ -213,10 +207,10 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     expect(picture).to_be_visible()
     assert picture.evaluate("img => img.complete && img.naturalWidth > 100")
     to_top(stored)
-    shot_untrusted = shot(page, "stepper_lab_untrusted")
+    shot_untrusted = save_screenshot(page, "stepper_lab_untrusted")
     picture.evaluate("e => e.scrollIntoView({block: 'center'})")
     time.sleep(0.2)
-    shot_picture = shot(page, "stepper_lab_untrusted_picture")
+    shot_picture = save_screenshot(page, "stepper_lab_untrusted_picture")
     assert not page_errors, page_errors
     print(f"\nscreenshots: {shot_lab}\n             {shot_untrusted}\n             {shot_picture}")
 
@@ -247,7 +241,7 @@ def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:
         assert_at(second, other, 0)
         back_to_step(first, run, 10)
         to_top(page.locator(".jp-Notebook .jp-CodeCell").nth(1))
-        shot_nb7 = shot(page, "stepper_notebook7")
+        shot_nb7 = save_screenshot(page, "stepper_notebook7")
         assert not page_errors, page_errors
     print(f"\nscreenshot: {shot_nb7}")
 
@@ -298,7 +292,7 @@ def test_stepper_in_an_nbconvert_export_without_kernel_or_network(tmp_path: Path
     assert_at(second, other, 0)
     back_to_step(first, run, 10)
     to_top(first)
-    shot_export = shot(page, "stepper_nbconvert")
+    shot_export = save_screenshot(page, "stepper_nbconvert")
     assert not page_errors, page_errors
     want = expected(run, 10)
     print(f"\nexport: {len(body) // 1024} KB; refused {len(blocked)} CDN requests; at step 10: "

@@ -10,9 +10,9 @@ import asyncio
 import base64
 import io
 import re
-from pathlib import Path
 
 import pytest
+from conftest import VECTOR_PROGRAM, XOR_SHAPE
 from lab_sanitizer import Element, parse, sanitize, sanitize_tree, shown_text
 
 from tenflang_nb.core.api import TenFlangError, TrainSettings, compile, trainer
@@ -24,21 +24,8 @@ from tenflang_nb.notebook.panel import TrainingPanel, stop_live_runs
 from tenflang_nb.notebook.views_diag import error_view
 from tenflang_nb.notebook.views_html import static_text as _static
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-XOR = (EXAMPLES / "xor" / "shape.tf").read_text()
-VECTORS = """\
-declare_vector input x 3
-declare_vector weight w 3
-declare exp_output y
-declare intvar s
-declare output o
-declare intvar d
-declare loss L
-define s = dot x w
-define o = logistic s
-define d = sub o y
-define L = pow d 2
-"""
+XOR = XOR_SHAPE
+VECTORS = VECTOR_PROGRAM
 SEED_DATA = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
 needs_dot = pytest.mark.skipif(not views_graph.shutil.which("dot"), reason="needs Graphviz")
 
@@ -299,3 +286,31 @@ def test_stop_live_runs_stops_at_the_same_iteration_every_time() -> None:
         assert "iteration 400/10000000" in published[-1]["text/html"]
         assert "stopped" in published[-1]["text/plain"]
     assert stop_live_runs() == 0  # nothing left running
+
+
+def test_stop_live_runs_republishes_a_run_that_ended_by_itself() -> None:
+    """A live run that converged between cells sent its final picture with the parent of the
+    cell that started it, which nbclient no longer hears; before, notebook 06's saved XOR
+    panel said "iteration 0/3000 · running" though the run had converged at 830."""
+    panel = _panel(live=True, max_iter=50)
+    published: list[dict] = []
+
+    class Handle:
+        def update(self, bundle: dict, raw: bool = False) -> None:
+            published.append(bundle)
+
+    panel._handles.append(Handle())
+
+    async def scenario() -> None:
+        panel.start()
+        while panel.state == "running":
+            await asyncio.sleep(0)
+
+    asyncio.run(scenario())
+    assert panel.state == "done"
+    before = len(published)
+    assert stop_live_runs(at_iteration=10) == 0  # nothing stopped, nothing re-run
+    assert panel.trainer.iterations == 50
+    assert len(published) == before + 1
+    assert "iteration 50/50" in published[-1]["text/html"]
+    assert "running" not in published[-1]["text/plain"]

@@ -7,10 +7,10 @@ import html as html_lib
 import re
 import subprocess
 from html.parser import HTMLParser
-from pathlib import Path
 
 import graphviz
 import pytest
+from conftest import VECTOR_PROGRAM, XOR_SHAPE
 
 from tenflang_nb.core.api import TenFlangError, compile, parse
 from tenflang_nb.core.examples import SEED_EXAMPLE
@@ -20,21 +20,8 @@ from tenflang_nb.notebook.model import TenFlangModel
 from tenflang_nb.notebook.views import parse_views
 from tenflang_nb.notebook.views_diag import error_view, warnings_view
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-XOR = (EXAMPLES / "xor" / "shape.tf").read_text()
-VECTORS = """\
-declare_vector input x 3
-declare_vector weight w 3
-declare exp_output y
-declare intvar s
-declare output o
-declare intvar d
-declare loss L
-define s = dot x w
-define o = logistic s
-define d = sub o y
-define L = pow d 2
-"""
+XOR = XOR_SHAPE
+VECTORS = VECTOR_PROGRAM
 
 
 class Elements(HTMLParser):

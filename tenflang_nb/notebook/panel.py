@@ -734,7 +734,8 @@ def stop_live_runs(at_iteration: int | None = None) -> int:
     (when it is past it) starting over from the initial weights: gradient descent is
     deterministic, so the picture is the same every time. ``notebooks/refresh.py`` calls this
     after a tutorial's last cell, so the saved copy shows a curve rather than the instant the
-    run began, and an unchanged one on every refresh.
+    run began, and an unchanged one on every refresh. A run that already ended by itself has
+    its final picture published again.
 
     >>> stop_live_runs()
     0
@@ -742,6 +743,10 @@ def stop_live_runs(at_iteration: int | None = None) -> int:
     stopped = 0
     for panel in list(_LIVE):
         if panel.state != "running" or panel.trainer is None:
+            # ended by itself between cells: send its final picture again, from this cell (a
+            # headless runner such as nbclient keeps only the display updates that arrive
+            # while the cell that sent them runs, so the saved copy would say "running")
+            panel._publish()
             continue
         panel._token = None  # the task exits at its next resume, without stepping
         trainer = panel.trainer
