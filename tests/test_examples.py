@@ -186,3 +186,11 @@ def test_the_packaged_seed_example_is_examples_logistic() -> None:
     from tenflang_nb.core.examples import SEED_EXAMPLE
 
     assert (EXAMPLES / "logistic" / "shape.tf").read_text() == SEED_EXAMPLE
+
+
+def test_the_packaged_seed_example_is_the_example_file() -> None:
+    # the same program twice on purpose: one for the API and doctests, one as a file for the
+    # command-line walk-through; an edit to one must reach the other
+    from tenflang_nb.core.examples import SEED_EXAMPLE
+
+    assert (EXAMPLES / "logistic" / "shape.tf").read_text() == SEED_EXAMPLE
