@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 # screenshots the browser tests keep for a person to look at (git-ignored)
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 
@@ -55,6 +57,36 @@ def chromium_path() -> str | None:
             return candidate
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     return found
+
+
+def require_chromium() -> str:
+    """Debian's Chromium for Playwright; skips the test (saying what to install) without it."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.skip("playwright is not installed (pip install -e '.[browser]')")
+    path = chromium_path()
+    if path is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    return path
+
+
+@contextmanager
+def chromium_page(profile: Path) -> Iterator[Any]:
+    """A headless Chromium page with a fresh profile and a desktop-sized window."""
+    executable = require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            str(profile), executable_path=executable, headless=True,
+            args=list(CHROMIUM_FLAGS), viewport={"width": 1400, "height": 1000})
+        try:
+            page = browser.pages[0] if browser.pages else browser.new_page()
+            page.set_default_timeout(30_000)
+            yield page
+        finally:
+            browser.close()
 
 
 def free_port() -> int:

@@ -23,10 +23,9 @@ from typing import Any
 
 import pytest
 from browser_support import (
-    CHROMIUM_FLAGS,
     LAB_SETTINGS,
     LabServer,
-    chromium_path,
+    chromium_page,
     has_notebook7,
     jupyter_lab,
     prepare_root,
@@ -43,18 +42,9 @@ ARTIFACTS = REPO / "test-artifacts"
 pytestmark = pytest.mark.browser
 
 try:
-    from playwright.sync_api import Locator, Page, expect, sync_playwright
-except ImportError:  # pragma: no cover - CI installs the [browser] extra
-    sync_playwright = None
-
-
-def _require_browser() -> str:
-    if sync_playwright is None:
-        pytest.skip("playwright is not installed (pip install -e '.[browser]')")
-    path = chromium_path()
-    if path is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    return path
+    from playwright.sync_api import Locator, Page, expect
+except ImportError:  # pragma: no cover - CI installs the [browser] extra; the page
+    pass  # fixture skips the tests without it (browser_support.require_chromium)
 
 
 @pytest.fixture
@@ -69,17 +59,8 @@ def lab(tmp_path: Path) -> Iterator[tuple[LabServer, str]]:
 @pytest.fixture
 def page(tmp_path: Path) -> Iterator[Page]:
     """A headless Chromium page (Debian's browser, a fresh profile)."""
-    executable = _require_browser()
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=executable, headless=True,
-            args=list(CHROMIUM_FLAGS), viewport={"width": 1400, "height": 1000})
-        try:
-            page = browser.pages[0] if browser.pages else browser.new_page()
-            page.set_default_timeout(30_000)
-            yield page
-        finally:
-            browser.close()
+    with chromium_page(tmp_path / "profile") as page:
+        yield page
 
 
 def _run_all_cells(page: Page) -> None:

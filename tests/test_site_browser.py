@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 import pytest
-from browser_support import CHROMIUM_FLAGS, chromium_path, save_screenshot
+from browser_support import CHROMIUM_FLAGS, require_chromium, save_screenshot
 from docs_support import TOUR, SiteBuild, site_tools
 from stepper_support import back_to_step, shown, step_through, tutorial_run
 
@@ -50,11 +50,7 @@ BOXES_JS = """(root, selector) => [...root.querySelectorAll(selector)].map(e => 
 @pytest.fixture
 def browser() -> Iterator[BrowserContext]:
     """A fresh headless Chromium (Debian's) with a desktop-sized window."""
-    if sync_playwright is None:
-        pytest.skip("playwright is not installed (pip install -e '.[browser]')")
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    executable = require_chromium()
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=executable, headless=True,
                                      args=list(CHROMIUM_FLAGS))

@@ -25,9 +25,8 @@ from typing import Any
 
 import pytest
 from browser_support import (
-    CHROMIUM_FLAGS,
     LabServer,
-    chromium_path,
+    chromium_page,
     has_notebook7,
     jupyter_lab,
     prepare_root,
@@ -54,9 +53,9 @@ LOCAL = ("file:", "data:", "blob:", "about:")
 pytestmark = pytest.mark.browser
 
 try:
-    from playwright.sync_api import Locator, Page, expect, sync_playwright
-except ImportError:  # pragma: no cover - CI installs the [browser] extra
-    sync_playwright = None
+    from playwright.sync_api import Locator, Page, expect
+except ImportError:  # pragma: no cover - CI installs the [browser] extra; the page
+    pass  # fixture skips the tests without it (browser_support.require_chromium)
 
 
 def seed_run(example: dict[str, float]) -> StepperRun:
@@ -77,21 +76,8 @@ def scratch_notebook(path: Path) -> None:
 @pytest.fixture
 def page(tmp_path: Path) -> Iterator[Page]:
     """A headless Chromium page (Debian's browser, a fresh profile)."""
-    if sync_playwright is None:
-        pytest.skip("playwright is not installed (pip install -e '.[browser]')")
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=executable, headless=True,
-            args=list(CHROMIUM_FLAGS), viewport={"width": 1400, "height": 1000})
-        try:
-            page = browser.pages[0] if browser.pages else browser.new_page()
-            page.set_default_timeout(30_000)
-            yield page
-        finally:
-            browser.close()
+    with chromium_page(tmp_path / "profile") as page:
+        yield page
 
 
 
@@ -130,19 +116,24 @@ def _errors(page: Page) -> list[str]:
     return [text[:500] for text in outputs.all_inner_texts()]
 
 
+def _open_and_run(page: Page, server: LabServer, path: str, notebook: str
+                  ) -> tuple[Locator, Locator]:
+    """Open the scratch notebook at ``path``, run every cell; its two steppers."""
+    page.goto(server.url(path))
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+    wait_for_kernel(server, notebook)
+    _run_all(page)
+    assert not _errors(page), _errors(page)
+    steppers = page.locator(".jp-OutputArea-output .tf-stepper")
+    expect(steppers).to_have_count(2)
+    return steppers.nth(0), steppers.nth(1)
+
+
 def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     notebook = f"notebooks/{SCRATCH}"
     page_errors: list[str] = []
     page.on("pageerror", lambda error: page_errors.append(str(error)))
-    page.goto(lab.url(f"lab/tree/{notebook}"))
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for()
-    wait_for_kernel(lab, notebook)
-    _run_all(page)
-    assert not _errors(page), _errors(page)
-
-    steppers = page.locator(".jp-OutputArea-output .tf-stepper")
-    expect(steppers).to_have_count(2)
-    first, second = steppers.nth(0), steppers.nth(1)
+    first, second = _open_and_run(page, lab, f"lab/tree/{notebook}", notebook)
     expect(first.locator(".tf-step-live")).to_be_visible()
     expect(first.locator(".tf-step-static")).to_be_hidden()
     run, other = seed_run(EXAMPLE), seed_run(OTHER)
@@ -227,14 +218,7 @@ def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:
         # on load, with any notebook: only errors from elsewhere (the outputs) count here
         page.on("pageerror", lambda error: None if "/static/notebook/" in (error.stack or "")
                 else page_errors.append(str(error)))
-        page.goto(server.url(f"notebooks/{SCRATCH}"))
-        page.locator(".jp-Notebook .jp-Cell").first.wait_for()
-        wait_for_kernel(server, SCRATCH)
-        _run_all(page)
-        assert not _errors(page), _errors(page)
-        steppers = page.locator(".jp-OutputArea-output .tf-stepper")
-        expect(steppers).to_have_count(2)
-        first, second = steppers.nth(0), steppers.nth(1)
+        first, second = _open_and_run(page, server, f"notebooks/{SCRATCH}", SCRATCH)
         run, other = seed_run(EXAMPLE), seed_run(OTHER)
         to_top(first)
         step_through(page, first, run)

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import NULL, is_nonfinite_word, normalize_text
+from ..lexical import INSTRUCTIONS, NULL, is_nonfinite_word, normalize_text
 from ..ops import Shape
 from .blocks import _count_lines, _file_blocks, _file_lines, _significant, _Source, _text_blocks
 from .brace import _parse_brace
@@ -280,7 +280,7 @@ def _parse(blocks: Iterator[tuple[int, str]], lines: int, file: str, fmt: str | 
     if head is None:
         raise TenFlangError.at("no records in this file", file=file)
     lineno, line = head
-    if line.split(maxsplit=1)[0] in ("declare", "define"):
+    if line.split(maxsplit=1)[0] in INSTRUCTIONS:
         # the usual slip: the program given where the data goes (tfweightcalc shape.tf gcp.tf)
         raise TenFlangError.at(
             "this is a TenFlang program, not a data file", file=file, line=lineno,
