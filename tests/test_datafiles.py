@@ -33,8 +33,6 @@ from tenflang_nb.core.datafiles import (
 )
 from tenflang_nb.core.errors import TenFlangError
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "original-tenflang"
-
 
 def rows(table: DataTable) -> list[dict[str, object]]:
     """Every vector, with arrays as nested lists so that == compares values."""
@@ -362,16 +360,16 @@ def test_csv_error_found_by_detection_too() -> None:
     assert "row has 3 cells, the header has 2" in err.first.message
 
 
-def test_original_shared_a_to_z() -> None:
-    t = read_data(SHARED / "interpreter_inputs_a_to_z.txt")
+def test_original_shared_a_to_z(original_dir: Path) -> None:
+    t = read_data(original_dir / "interpreter_inputs_a_to_z.txt")
     assert len(t) == 1
     assert t.lines.tolist() == [1]
     assert t.names == [chr(ord("a") + k) for k in range(26)]
     assert t.record(0) == {chr(ord("a") + k): float(k + 1) for k in range(26)}
 
 
-def test_original_shared_macros_vectors_dot() -> None:
-    t = read_data(SHARED / "macros_vectors_dot_inputs.txt")
+def test_original_shared_macros_vectors_dot(original_dir: Path) -> None:
+    t = read_data(original_dir / "macros_vectors_dot_inputs.txt")
     assert len(t) == 1
     assert t.record(0) == {
         "a.0": 1.0, "a.1": 2.0, "a.2": 1.0,
@@ -383,8 +381,8 @@ def test_original_shared_macros_vectors_dot() -> None:
     }
 
 
-def test_original_shared_v0_linear() -> None:
-    t = read_data(SHARED / "v0_linear_sqloss_inputs.txt")
+def test_original_shared_v0_linear(original_dir: Path) -> None:
+    t = read_data(original_dir / "v0_linear_sqloss_inputs.txt")
     assert t.record(0) == {"x": 1.0, "w": 2.0, "y": 4.0}
     assert t.names == ["x", "w", "y"]
 

@@ -7,10 +7,9 @@ from the examples of its Guide, as recorded in shared/original-tenflang/SPEC_ORI
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
-from conftest import program_text
+from conftest import ORIGINAL_DIR, program_text
 
 from tenflang_nb.core.errors import Diagnostic, TenFlangError
 from tenflang_nb.core.preprocess import (
@@ -20,7 +19,7 @@ from tenflang_nb.core.preprocess import (
     preprocess_text,
 )
 
-ORIGINAL = Path(__file__).resolve().parents[2] / "shared" / "original-tenflang"
+ORIGINAL = ORIGINAL_DIR
 SHAPE = ORIGINAL / "macros_vectors_dot_shape.tf"
 EXPANDED = ORIGINAL / "macros_vectors_dot_expanded.tf"
 
