@@ -131,3 +131,14 @@ def website(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
     from docs_support import build_site
 
     return build_site(tmp_path_factory.mktemp("site"))
+
+
+SLOW_FIXTURES = {"website"}  # building the website takes seconds: its tests are slow ones
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs a slow fixture ``slow``, so the developers' fast lane
+    (``scripts/test --fast``: ``-m "not slow and not browser"``) leaves it out."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

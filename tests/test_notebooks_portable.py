@@ -51,6 +51,7 @@ def _variants() -> dict[str, dict[str, str]]:
 VARIANTS = _variants()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not VARIANTS, reason=f"no kernel sets known for {platform.machine()}")
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_notebooks_compare_equal_under_other_kernels(variant: str) -> None:

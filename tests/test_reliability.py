@@ -286,6 +286,7 @@ def test_history_keeps_memory_bounded_with_first_and_newest() -> None:
     assert all(r.weights == {"w": float(r.iteration)} for r in snapshots)
 
 
+@pytest.mark.slow
 def test_a_long_run_logs_every_iteration(cli: Runner, tmp_path: Path) -> None:
     (tmp_path / "gcp.tf").write_text(api.compile(api.parse(SEED_EXAMPLE, "shape.tf")).text)
     (tmp_path / "data.txt").write_text("{x: 1, y: 0.7}\n{x: -1, y: 0.2}\n")
