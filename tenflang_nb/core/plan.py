@@ -110,6 +110,9 @@ class Run:
             self._plan_define(d, shapes)
         self.means: dict[str, Array | None] = {}
         self.mean_steps: list[Callable[[], object]] = []
+        # beside each mean step: (name, how: "linear" | "rule" | "batch", its line's step);
+        # what another engine needs to take a mean step over (core/fusedplan.py)
+        self.mean_plan: list[tuple[str, str, _Step | None]] = []
         skipped = self._plan_means(means)
         self.steps = [s for s in self.steps if id(s) not in skipped]
         # pre-bound calls with a positional ``out``: the cheapest dispatch for tiny arrays
@@ -234,19 +237,21 @@ class Run:
             out = np.empty(value.shape[1:])
             step = self.step_of.get(name)
             mean: Callable[[], object] | None = None
+            how = "batch"
             if step is not None and private[name]:
                 if _linear(step):
                     means = [self.means[str(a)] for a in step.define.args]
                     if all(m is not None for m in means):
-                        mean = partial(step.kernel, *means, out=out)
+                        mean, how = partial(step.kernel, *means, out=out), "linear"
                 else:
                     rule = ops.OPS[str(step.define.op)].batch_mean
-                    mean = rule(_MeanContext(n, step.args, out)) if rule else None
+                    mean, how = rule(_MeanContext(n, step.args, out)) if rule else None, "rule"
             if mean is None:
-                mean = batch_mean(value, out)
+                mean, how = batch_mean(value, out), "batch"
             else:
                 skipped.add(id(step))
             self.mean_steps.append(mean)
+            self.mean_plan.append((name, how, step))
             self.means[name] = out
         return skipped
 

@@ -4,7 +4,7 @@ controls are all made from.
 
 >>> TrainSettings(lr=0.5).replace(max_iter=20)
 TrainSettings(lr=0.5, tol=0.0005, max_iter=20, init='auto', seed=0, optimizer='gd', \
-momentum=0.9, batch_size=None)
+momentum=0.9, batch_size=None, engine='auto')
 >>> TrainSettings(momentum=1)
 Traceback (most recent call last):
 ...
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import Diagnostic, TenFlangError
+from .fused import ENGINES
 from .optimizers import OPTIMIZERS
 
 __all__ = ["INITS", "SETTINGS", "Setting", "SettingsError", "TrainSettings"]
@@ -116,6 +117,10 @@ SETTINGS: Mapping[str, Setting] = dict((
              "(default: the whole training set at every step, as the original did)", None, int,
              "an integer >= 1 (or None: the whole set)", accepts=lambda v: v >= 1,
              optional=True),
+    _setting("engine", "engine", "how the GCP runs: reference (one numpy call per line), "
+             "fused (elementwise lines in one pass over cache-sized blocks; needs numba), "
+             "auto: fused for large batches once numba has loaded", "auto", str,
+             "one of " + ", ".join(ENGINES), choices=ENGINES),
 ))
 
 
@@ -131,6 +136,7 @@ class TrainSettings:
     optimizer: str = SETTINGS["optimizer"].default
     momentum: float = SETTINGS["momentum"].default
     batch_size: int | None = SETTINGS["batch_size"].default
+    engine: str = SETTINGS["engine"].default
 
     def __post_init__(self) -> None:
         for name, setting in SETTINGS.items():
@@ -145,7 +151,7 @@ class TrainSettings:
         Traceback (most recent call last):
         ...
         tenflang_nb.core.settings.SettingsError: error: unknown training setting 'lrate' \
-(the settings: lr, tol, max_iter, init, seed, optimizer, momentum, batch_size)
+(the settings: lr, tol, max_iter, init, seed, optimizer, momentum, batch_size, engine)
         """
         unknown = [k for k in options if k not in SETTINGS]
         if unknown:

@@ -22,9 +22,10 @@ from typing import Generic, TypeVar, overload
 import numpy as np
 
 from .errors import ComputeError, Diagnostic, TenFlangError
+from .fused import bind
 from .lexical import adjoint_name, fmt_shape
 from .optimizers import OPTIMIZERS, OptimizerState
-from .plan import Plan, batch_mean
+from .plan import Plan
 from .program import Program, ancestors
 from .settings import INITS, TrainSettings
 
@@ -280,18 +281,17 @@ class GradientDescent:
         self.initial = start if start is not None else initial_weights(shapes, s.init, s.seed)
         rows = self.batch_size or n
         first = {k: np.asarray(v)[:rows] for k, v in data.items()}
-        self._run = Plan(gcp).bind({**first, **self.initial}, rows,
-                                   means=list(self.grad_names.values()))
+        # the loss is averaged by the run too: the fused engine never stores it per example
+        self._run = bind(Plan(gcp), {**first, **self.initial}, rows,
+                         means=[*self.grad_names.values(), self.loss_name], engine=s.engine,
+                         keep=())
         # mini-batches are copied into the bound input buffers, so the plan is built once
         self._batch_buffers = {k: self._run.values[k] for k in data
                                if self._run.values.get(k) is not None}
-        loss_values = self._run.values.get(self.loss_name)
-        if loss_values is None:
+        if self._run.values.get(self.loss_name) is None:
             raise TenFlangError([Diagnostic(
                 f"the loss '{self.loss_name}' is null: the training data lacks a value it "
                 "needs", gcp.file)])
-        # the raw buffer: (N,) per example, or (1,) when no example changes the loss
-        self._loss_mean = batch_mean(loss_values)
         self.state = self._start(self.initial)
 
     def _start(self, weights: Weights) -> TrainState:
@@ -323,7 +323,7 @@ class GradientDescent:
                 np.take(np.asarray(self.data[name]), index, axis=0, out=buffer)
         with np.errstate(all="ignore"):
             run.run()
-            loss = float(self._loss_mean())
+            loss = float(run.mean(self.loss_name))  # type: ignore[arg-type]
             grads = {}
             for w, name in self.grad_names.items():
                 g = run.mean(name)

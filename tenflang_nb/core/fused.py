@@ -1,0 +1,378 @@
+"""The fused engine: a bound program run in one pass over cache-sized blocks of examples.
+
+The reference engine (``plan.Run``) runs a GCP one numpy call per line, each a pass over all N
+examples into a buffer of its own. :class:`FusedRun` runs the same bound lines (the same
+``Run`` does the binding: NULLs, constants, aliases, batch-mean rules) but cuts them into
+stages (``fusedplan``): runs of elementwise lines, with the sums, softmaxes and batch means
+around them, go through ``fusedvm``'s block loop in one pass; matrix products stay numpy
+calls (BLAS). Only values read outside their group are stored.
+
+For many examples, the examples are taken a *chunk* at a time (:data:`CHUNK_BYTES` of
+buffers), so memory beyond the data stays bounded however large N is; the batch means are
+accumulated over the chunks.
+
+:func:`bind` chooses the engine (``TrainSettings.engine``): ``reference``; ``fused`` (numba
+loaded, and compiled the first time on a machine, ~10-30 s, then cached on disk); ``auto``
+(the default): the reference engine for small batches, where a pass costs less than the
+fused engine saves; the fused engine for batches whose reference buffers would not fit in
+:data:`LARGE_BYTES` (waiting for numba if need be); in between, the reference engine until
+numba has loaded in a background thread, then the fused one. Where numba is missing or its
+loops fail to compile or to pass a self-test, every choice is the reference engine, silently
+(:func:`status` says why).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterable, Mapping
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from .plan import Array, Plan, Run
+from .syntax import Define
+
+__all__ = ["ENGINES", "FusedRun", "bind", "load", "reference_of", "status"]
+
+ENGINES = ("auto", "fused", "reference")
+
+# auto: the reference engine below this many numbers per pass (~1 ms of numpy calls): less
+# than the engine saves a pass, and numba is not even imported (nothing interactive waits)
+AUTO_NUMBERS = 1_000_000
+# auto waits for numba (instead of starting with the reference engine) when the reference's
+# buffers would take more than this: too much memory to run even once
+LARGE_BYTES = 512 * 2**20
+# the fused engine binds the examples a chunk at a time (bounded memory beyond the data) when
+# one binding would take more than CHUNK_OVER; its chunks then take about CHUNK_BYTES
+CHUNK_OVER = 128 * 2**20
+CHUNK_BYTES = 16 * 2**20
+MIN_CHUNK = 256
+
+
+# ---------------------------------------------------------------------------- loading numba
+
+_LOCK = threading.Lock()
+_STATE: dict[str, Any] = {"vm": None, "why": "not loaded yet", "thread": None}
+
+
+def _import_vm() -> ModuleType:
+    """fusedvm, compiled (or loaded from numba's cache) and checked against numpy."""
+    import numba
+
+    if numba.config.DISABLE_JIT:
+        raise RuntimeError("numba's JIT is disabled (NUMBA_DISABLE_JIT)")
+    from . import fusedplan as fp
+    from . import fusedvm
+
+    x = np.array([-800.0, -3.0, -1e-9, 0.0, 0.5, 2.0, 30.0, 800.0])
+    out = np.empty_like(x)
+    checks = [(fp.EXP, np.exp), (fp.TANH, np.tanh), (fp.LN, lambda a: np.log(np.abs(a) + 1))]
+    for op, reference in checks:
+        source = np.abs(x) + 1 if op == fp.LN else x
+        code = np.array([[fp.UNARY_I, op, 1, 0, 0, 0, 0, 0]], dtype=np.int64)
+        arrays = np.array([source.ctypes.data, out.ctypes.data], dtype=np.int64)
+        ones = np.ones(2, dtype=np.int64)
+        zeros = np.zeros(2, dtype=np.int64)
+        fusedvm.execute(np.zeros((0, fp.WIDTH), dtype=np.int64), code, arrays, ones, zeros,
+                        zeros, np.zeros(1), np.zeros(1, dtype=np.int64), len(x), 4)
+        with np.errstate(all="ignore"):
+            expected = reference(x)
+        if not np.allclose(out, expected, rtol=1e-14, atol=0.0):
+            raise RuntimeError(f"the compiled loops disagree with numpy (op {op})")
+    return fusedvm
+
+
+def load(wait: bool = True) -> ModuleType | None:
+    """The compiled block loop, or None where it is unavailable (see :func:`status`).
+
+    ``wait=False`` never blocks: it starts loading in a background thread and returns None
+    until that has finished.
+    """
+    with _LOCK:
+        if _STATE["vm"] is not None or _STATE["why"] != "not loaded yet":
+            return _STATE["vm"]
+        thread = _STATE["thread"]
+        if thread is None:
+            thread = _STATE["thread"] = threading.Thread(
+                target=_load, name="tenflang-fused-engine", daemon=True)
+            thread.start()
+    if wait:
+        thread.join()
+        return _STATE["vm"]
+    return None
+
+
+def _load() -> None:
+    try:
+        vm, why = _import_vm(), ""
+    except Exception as err:  # ImportError, numba's errors, a failed self-test: reference
+        vm, why = None, f"{type(err).__name__}: {err}"
+    with _LOCK:
+        _STATE["vm"], _STATE["why"] = vm, why
+
+
+def status() -> str:
+    """Whether the fused engine can run here: "ready", "loading", or why not."""
+    if _STATE["vm"] is not None:
+        return "ready"
+    if _STATE["thread"] is not None and _STATE["why"] == "not loaded yet":
+        return "loading"
+    return _STATE["why"]
+
+
+# ---------------------------------------------------------------------------- choosing
+
+def _row_numbers(plan: Plan, data: Mapping[str, Array | float | None], n: int) -> int:
+    """Numbers the reference engine stores per example: a buffer for each value given per
+    example and each line computed from one."""
+    shapes = plan.program.shapes
+    varies = {k for k in plan.given if n != 1 and np.shape(data.get(k)) == (n, *shapes[k])}
+    for d in plan.defines:
+        if any(a in varies for a in d.variables()):
+            varies.add(d.target)
+    return sum(math.prod(shapes[name]) for name in varies)
+
+
+def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
+         means: list[str] | None = None, *, engine: str = "auto",
+         keep: Iterable[str] | None = None) -> Run | FusedRun | _Deferred:
+    """``plan.bind(data, n, means)`` on the chosen engine (see the module). ``keep``: the
+    names whose per-example values the caller reads with ``value()`` after a run (default:
+    the plan's results); the fused engine stores only those (and what it needs)."""
+    kept = set(plan.results if keep is None else keep)
+    numbers = n * _row_numbers(plan, data, n)
+    if engine == "reference":
+        return plan.bind(data, n, means)
+    if engine == "fused" or numbers * 8 > LARGE_BYTES:
+        vm = load(wait=True)
+        if vm is not None:
+            return FusedRun(plan, data, n, means or [], kept, vm)
+        return plan.bind(data, n, means)
+    if numbers < AUTO_NUMBERS:
+        return plan.bind(data, n, means)
+    vm = load(wait=False)
+    run = plan.bind(data, n, means)
+    return FusedRun.adopt(run, kept, vm) if vm is not None else _Deferred(run, kept)
+
+
+def reference_of(run: Run | FusedRun | _Deferred) -> Run | None:
+    """The reference run that holds every line's buffer for the whole batch (a fused run of
+    one chunk has one inside), or None."""
+    if isinstance(run, _Deferred):
+        run = run.current
+    if isinstance(run, FusedRun):
+        return run.parts[0].run if run.whole is None else None
+    return run
+
+
+class _Deferred:
+    """A reference run that becomes a fused one at the first ``run()`` after numba has
+    loaded in the background (the same buffers: callers holding them see no change)."""
+
+    def __init__(self, run: Run, keep: set[str]) -> None:
+        self.current: Run | FusedRun = run
+        self._keep = keep
+
+    def run(self) -> None:
+        if isinstance(self.current, Run) and _STATE["vm"] is not None:
+            self.current = FusedRun.adopt(self.current, self._keep, _STATE["vm"])
+        self.current.run()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.current, name)
+
+
+# ---------------------------------------------------------------------------- the run
+
+class FusedRun:
+    """A plan bound to one batch on the fused engine: the interface of ``plan.Run``
+    (``values``, ``set``, ``run``, ``value``, ``mean``, ``first_nonfinite``)."""
+
+    def __init__(self, plan: Plan, data: Mapping[str, Array | float | None], n: int,
+                 means: list[str], keep: set[str], vm: ModuleType) -> None:
+        self.plan, self.n, self.vm, self.keep = plan, n, vm, keep
+        row = 8 * max(1, _row_numbers(plan, data, n))
+        count = n // max(MIN_CHUNK, CHUNK_BYTES // row)  # chunks of at least MIN_CHUNK rows
+        if n * row <= CHUNK_OVER or count <= 1:
+            self._setup([(plan.bind(data, n, means), [0])], None)
+            return
+        # chunks of two sizes at most (never of 1 row: it could not tell a per-example value
+        # from a shared one); the data copied once, as ``Run`` does
+        whole: dict[str, np.ndarray] = {}
+        for name in plan.given:
+            value = data.get(name)
+            if value is not None and np.shape(value) == (n, *plan.program.shapes[name]):
+                whole[name] = np.array(value, dtype=np.float64)
+        starts = [round(i * n / count) for i in range(count + 1)]
+        by_size: dict[int, list[int]] = {}
+        for a, b in zip(starts, starts[1:], strict=False):
+            by_size.setdefault(b - a, []).append(a)
+        runs = []
+        for rows, offsets in by_size.items():
+            first = {k: (whole[k][:rows] if k in whole else v) for k, v in data.items()}
+            runs.append((plan.bind(first, rows, means), offsets))
+        self._setup(runs, whole)
+
+    @classmethod
+    def adopt(cls, run: Run, keep: set[str], vm: ModuleType) -> FusedRun:
+        """The fused engine over a bound reference run (its buffers kept)."""
+        self = cls.__new__(cls)
+        self.plan, self.n, self.vm, self.keep = run.plan, run.n, vm, keep
+        self._setup([(run, [0])], None)
+        return self
+
+    def _setup(self, runs: list[tuple[Run, list[int]]], whole: dict[str, np.ndarray] | None
+               ) -> None:
+        self.whole = whole
+        self.parts = [_Part(run, offsets, self.keep, whole) for run, offsets in runs]
+        first = self.parts[0].run
+        self.values: dict[str, Array | None] = {**first.values, **(whole or {})}
+        self.means: dict[str, Array | None] = first.means if whole is None else {
+            k: None if v is None else np.zeros(v.shape) for k, v in first.means.items()}
+        self._complete = False  # every buffer of the first part's run holds this run's values
+
+    # -- the interface of plan.Run
+
+    def set(self, name: str, value: Array | float) -> None:
+        """Overwrite a bound input (a weight) in place; its shape must not change."""
+        if self.whole is not None and name in self.whole:
+            self.whole[name][...] = value
+            return
+        for part in self.parts:
+            part.run.set(name, value)
+
+    def run(self) -> None:
+        """One pass over the batch (a chunk at a time when it was bound in chunks)."""
+        self._complete = False
+        with np.errstate(all="ignore"):
+            if self.whole is None:
+                self.parts[0].execute(self.vm, 0, None)
+                return
+            for total in self.means.values():
+                if total is not None:
+                    total[...] = 0.0
+            first = self.parts[0].run
+            for part in self.parts:
+                for name in self.plan.given:  # callers write weights into the first's buffers
+                    mine, theirs = part.run.values.get(name), first.values.get(name)
+                    if name not in self.whole and mine is not None and mine is not theirs:
+                        mine[...] = theirs
+                for start in part.offsets:
+                    part.execute(self.vm, start, self.whole)
+                    for name, total in self.means.items():
+                        if total is not None:
+                            total += part.run.means[name] * (part.run.n / self.n)  # type: ignore[operator]
+
+    def value(self, name: str) -> Array | None:
+        """The value of ``name`` for every example: shape (N,)+shape, or (1,)+shape (as
+        ``plan.Run``; a value the fused pass did not store is recomputed by the reference
+        engine's lines)."""
+        part = self.parts[0]
+        v = part.run.values.get(name)
+        if v is None:
+            return None
+        if self.whole is not None and name in self.whole:
+            return self.whole[name]
+        if v.shape[0] != part.run.n or name in self.plan.given:  # shared, or given
+            return np.broadcast_to(v, (self.n, *v.shape[1:])) if v.shape[0] != self.n else v
+        if self.whole is None:
+            if _address(v) not in part.stored and not self._complete:
+                with np.errstate(all="ignore"):
+                    part.run.run()
+                self._complete = True
+            return v
+        out = np.empty((self.n, *v.shape[1:]))
+        for p in self.parts:
+            for start in p.offsets:
+                p.reference(start, self.whole)
+                out[start:start + p.run.n] = p.run.values[name]
+        return out
+
+    def mean(self, name: str) -> Array | None:
+        """Mean over the batch of ``name``, as of the last :meth:`run`."""
+        if name in self.means:
+            result = self.means[name]
+            return None if result is None else np.array(result)
+        v = self.value(name)
+        return None if v is None else v.mean(axis=0)
+
+    def first_nonfinite(self, only: set[str] | None = None) -> Define | None:
+        """The first line (in program order) whose value is NaN or infinite for some
+        example, recomputed by the reference engine (diagnostics)."""
+        order = {d.target: i for i, d in enumerate(self.plan.defines)}
+        found: list[Define] = []
+        for part in self.parts:
+            for start in part.offsets:
+                if self.whole is not None:
+                    part.reference(start, self.whole, compute=False)
+                bad = part.run.first_nonfinite(only)
+                if bad is not None:
+                    found.append(bad)
+        return min(found, key=lambda d: order[d.target], default=None)
+
+    @property
+    def steps(self) -> list[Any]:
+        """The reference engine's planned lines (of one chunk)."""
+        return self.parts[0].run.steps
+
+
+class _Part:
+    """One bound reference run (one chunk size) and its stages, run at ``offsets``."""
+
+    def __init__(self, run: Run, offsets: list[int], keep: set[str],
+                 whole: dict[str, np.ndarray] | None) -> None:
+        from .fusedplan import Group, schedule
+
+        self.run, self.offsets = run, offsets
+        self.schedule = plan = schedule(run, keep, whole)
+        calls = dict(zip(map(id, run.steps), run.calls, strict=True))
+        self.stages = [(s, s.freeze()) if isinstance(s, Group) else (calls[id(s)], None)
+                       for s in plan.stages]
+        # data the numpy stages and mean rules read from this run's own input buffers
+        self.copies = [k for k in whole or {} if (v := run.values.get(k)) is not None
+                       and _address(v) in plan.read]
+        # the buffers that hold their values after a fused pass
+        self.stored = plan.written | {_address(s.out) for s in [*plan.shared, *plan.stages]
+                                      if not isinstance(s, Group)}
+        self.stored |= {_address(v) for k in run.plan.given
+                        if (v := run.values.get(k)) is not None}
+
+    def execute(self, vm: ModuleType, start: int, whole: dict[str, np.ndarray] | None) -> None:
+        run, plan = self.run, self.schedule
+        for name in self.copies:
+            run.values[name][...] = whole[name][start:start + run.n]  # type: ignore[index]
+        for step in plan.shared:
+            step.kernel(*step.args, out=step.out)
+        for stage, frozen in self.stages:
+            if frozen is None:
+                stage()
+                continue
+            for _, acc in stage.sums:
+                acc[...] = 0.0
+            base = frozen[5]
+            for _, index in stage.data:
+                base[index] = start
+            vm.execute(*frozen, run.n, stage.block)
+            for name, acc in stage.sums:
+                np.divide(acc, run.n, out=run.means[name].reshape(-1))  # type: ignore[union-attr]
+        for mean in plan.mean_steps:
+            mean()
+
+    def reference(self, start: int, whole: dict[str, np.ndarray] | None,
+                  compute: bool = True) -> None:
+        """This chunk's data into the run's buffers (and the reference pass over them)."""
+        for name, data in (whole or {}).items():
+            buffer = self.run.values.get(name)
+            if buffer is not None:
+                buffer[...] = data[start:start + self.run.n]
+        if compute:
+            with np.errstate(all="ignore"):
+                self.run.run()
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+

@@ -1,0 +1,338 @@
+"""The fused engine's plan: a bound run's lines cut into groups the block loop runs in one pass.
+
+A :class:`~tenflang_nb.core.plan.Run` already knows, for one batch, every line's kernel,
+operands (NULL, constants, aliases and identities resolved) and buffer, and how each batch
+mean is taken. :func:`schedule` reads that and splits the lines into *stages*, in program
+order:
+
+* lines whose values are the same for every example (``transpose W2``) run once, first,
+  with their numpy kernels;
+* a maximal run of lines that the block loop can do (every elementwise operator, sums,
+  means, softmax and friends, broadcasts: see ``UNARY``, ``BINARY``, ``ROWWISE``) becomes one
+  :class:`Group` of instructions for ``fusedvm.execute``;
+* any other line (a matrix product: BLAS does it best) is a stage of its own, its numpy
+  kernel as the reference engine runs it.
+
+Inside a group, a value lives in a block-sized scratch array unless something outside the
+group reads it (a later stage, a batch-mean rule such as the ``outer`` GEMM, or a name the
+caller wants to read): only those are written to the run's buffers. A batch mean of a value
+the group computes is summed in the same pass (``ACCSUM``, or ``ACCDOT`` for the mean of a
+product of two per-example scalars), so a weight's gradient line may never be stored at all.
+
+Everything here is numpy; the instruction set is defined here so that this module can be read
+(and tested) without numba.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .ops import OPS
+from .plan import Run, _Step
+
+# ---------------------------------------------------------------------------- instruction set
+# (the numbers ``fusedvm`` dispatches on; one row of ``WIDTH`` int64 per instruction)
+
+WIDTH = 8
+UNARY_I, BINARY_I, EXPAND_I, FILL_I, ROW_I, ACCSUM_I, ACCDOT_I = range(7)
+MODE_ARRAY, MODE_CONST, MODE_SHARED = range(3)
+COPY, NEG, EXP, LN, LOGISTIC, TANH, RELU, SQRT, ABS, STEP, SIGN, LNZ, SQUARE, RECIP = range(14)
+ADD, SUB, MUL, DIV = range(4)
+SUM, MEAN, SOFTMAX, LOGSOFTMAX, LOGSUMEXP = range(5)
+
+# TenFlang operators the block loop runs (by ops.py name); any other runs as numpy
+UNARY = {"neg": NEG, "exp": EXP, "ln": LN, "logistic": LOGISTIC, "tanh": TANH, "relu": RELU,
+         "sqrt": SQRT, "abs": ABS, "step": STEP, "sign": SIGN, "lnz": LNZ}
+BINARY = {"add": ADD, "sub": SUB, "mul": MUL, "div": DIV}
+ROWWISE = {"sum": SUM, "mean": MEAN, "softmax": SOFTMAX, "logsoftmax": LOGSOFTMAX,
+           "logsumexp": LOGSUMEXP}
+# pow with these constant exponents is what ops._pow_kernel makes it: the same arithmetic
+POW = {2.0: SQUARE, 1.0: COPY, 0.5: SQRT, -1.0: RECIP}
+
+BLOCK_NUMBERS = 4096  # numbers per value in one block: 32 KB, the working set stays in L2
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+@dataclass
+class Group:
+    """One ``fusedvm.execute`` call: arrays (kept alive here) and the instructions."""
+
+    arrays: list[np.ndarray] = field(default_factory=list)
+    size: list[int] = field(default_factory=list)
+    scratch: list[int] = field(default_factory=list)
+    consts: list[float] = field(default_factory=list)
+    maps: list[int] = field(default_factory=list)
+    head: list[list[int]] = field(default_factory=list)
+    code: list[list[int]] = field(default_factory=list)
+    block: int = 1
+    # (input name, array index): data read straight from the whole data set, from the row
+    # where the chunk starts (set in ``base`` before each call)
+    data: list[tuple[str, int]] = field(default_factory=list)
+    # (mean's name, accumulator): sums over the rows, zeroed before each chunk
+    sums: list[tuple[str, np.ndarray]] = field(default_factory=list)
+
+    def add(self, array: np.ndarray, size: int, scratch: bool = False) -> int:
+        self.arrays.append(array)
+        self.size.append(size)
+        self.scratch.append(int(scratch))
+        return len(self.arrays) - 1
+
+    def const(self, value: float) -> int:
+        self.consts.append(float(value))
+        return len(self.consts) - 1
+
+    def freeze(self) -> tuple[np.ndarray, ...]:
+        """The arguments of ``fusedvm.execute`` but ``rows`` and ``block`` (base is
+        filled by the caller)."""
+        def table(rows: list[list[int]]) -> np.ndarray:
+            return np.array(rows, dtype=np.int64).reshape(-1, WIDTH)
+
+        return (table(self.head), table(self.code),
+                np.array([_address(a) for a in self.arrays], dtype=np.int64),
+                np.array(self.size, dtype=np.int64), np.array(self.scratch, dtype=np.int64),
+                np.zeros(len(self.arrays), dtype=np.int64),
+                np.array(self.consts or [0.0]), np.array(self.maps or [0], dtype=np.int64))
+
+
+@dataclass
+class Schedule:
+    """A bound run's lines as stages (see the module): ``shared`` steps first, then
+    ``stages`` in order (a :class:`Group` or a step run by its numpy kernel), then the batch
+    means no group sums (``mean_steps``: the run's own closures, in its order)."""
+
+    shared: list[_Step]
+    stages: list[Group | _Step]
+    mean_steps: list[object]
+    summed: list[str]  # the means the groups sum
+    written: set[int]  # addresses of the run buffers the groups fill
+    read: set[int]  # addresses of the run buffers numpy stages and mean closures read
+
+
+def _op(step: _Step) -> str:
+    return OPS[str(step.define.op)].name
+
+
+def _fusable(step: _Step) -> bool:
+    name = _op(step)
+    if name == "pow":
+        exponent = step.args[1]
+        return not isinstance(exponent, np.ndarray) and float(exponent) in POW
+    return name in UNARY or name in BINARY or name in ROWWISE or name == "broadcast"
+
+
+def _arrays(values: object) -> list[np.ndarray]:
+    return [v for v in values if isinstance(v, np.ndarray)]  # type: ignore[attr-defined]
+
+
+def schedule(run: Run, keep: set[str], data: dict[str, np.ndarray] | None = None
+             ) -> Schedule:
+    """The stages of ``run`` (module docstring). ``keep``: names whose per-example values
+    the caller will read. ``data``: per-example inputs that groups read from these whole
+    arrays (from the chunk's first row) instead of the run's buffers."""
+    n = run.n
+    per_row = [s for s in run.steps if s.out.shape[0] == n or n == 1]
+    shared = [s for s in run.steps if not (s.out.shape[0] == n or n == 1)]
+    items: list[list[_Step] | _Step] = []
+    for step in per_row:
+        if not _fusable(step):
+            items.append(step)
+        elif items and isinstance(items[-1], list):
+            items[-1].append(step)
+        else:
+            items.append([step])
+    producer = {_address(s.out): i for i, item in enumerate(items)
+                if isinstance(item, list) for s in item}
+    given = {_address(v) for k in run.plan.given if (v := run.values.get(k)) is not None}
+    # a batch mean is summed by the last group that computes one of its sources, when every
+    # other source is a given value or another group's
+    sums: dict[int, list[tuple[str, list[np.ndarray]]]] = {}
+    closures = []
+    read: set[int] = set()
+    for (name, how, step), mean in zip(run.mean_plan, run.mean_steps, strict=True):
+        sources = _mean_sources(how, step, run.values[name], n)
+        places = [producer.get(_address(s)) for s in sources or []]
+        if sources and any(p is not None for p in places) and all(
+                p is not None or _address(s) in given
+                for s, p in zip(sources, places, strict=True)):
+            sums.setdefault(max(p for p in places if p is not None), []).append(
+                (name, sources))
+            continue
+        closures.append(mean)
+        if how == "batch":
+            read.update(_address(v) for v in _arrays([run.values[name]]))
+        elif how == "rule" and step is not None:
+            read.update(_address(a) for a in _arrays(step.args))
+    outside = set(read)  # values read outside the group that computes them
+    for i, item in enumerate(items):
+        for step in item if isinstance(item, list) else [item]:
+            for a in _arrays(step.args):
+                if producer.get(_address(a), i) != i:
+                    outside.add(_address(a))
+                if not isinstance(item, list):
+                    read.add(_address(a))
+        for _, sources in sums.get(i, []):
+            outside.update(_address(s) for s in sources if producer.get(_address(s), i) != i)
+    # kept values, and the values whose mean is a view of their buffer (the same for every
+    # example, or a batch of one)
+    stepped = {name for name, _, _ in run.mean_plan}
+    kept = set(keep) | {k for k in run.means if k not in stepped}
+    outside.update(_address(v) for k in kept if (v := run.values.get(k)) is not None)
+    stages: list[Group | _Step] = [
+        _Builder(run, data or {}, outside).group(item, sums.get(i, []))
+        if isinstance(item, list) else item for i, item in enumerate(items)]
+    return Schedule(shared, stages, closures,
+                    [name for group in sums.values() for name, _ in group],
+                    {a for a in outside if a in producer}, read)
+
+
+def _mean_sources(how: str, step: _Step | None, value: np.ndarray | None, n: int
+                  ) -> list[np.ndarray] | None:
+    """The per-example arrays whose column sums give this mean: the value itself, or the two
+    per-example scalars whose product it is (ops' ``_product_mean``); None: neither."""
+    if how == "batch" and value is not None:
+        return [value]
+    if how == "rule" and step is not None and _op(step) == "mul":
+        a, b = step.args
+        if all(isinstance(x, np.ndarray) and x.shape == (n,) for x in (a, b)):
+            return [a, b]  # type: ignore[list-item]
+    return None
+
+
+class _Builder:
+    """Instructions for one group: operands resolved, block-sized scratch arrays shared by
+    values of the same size whose lives do not overlap."""
+
+    def __init__(self, run: Run, data: dict[str, np.ndarray], outside: set[int]) -> None:
+        self.n = run.n
+        self.data = {_address(v): k for k in data if (v := run.values.get(k)) is not None}
+        self.whole = data
+        self.outside = outside
+        self.g = Group()
+        self.index: dict[int, int] = {}  # address of a run buffer -> its array index
+        self.scratch_of: dict[int, int] = {}  # address of a value kept in scratch -> index
+        self.free: dict[int, list[int]] = {}  # size -> scratch arrays free for reuse
+
+    def group(self, steps: list[_Step], sums: list[tuple[str, list[np.ndarray]]]) -> Group:
+        g = self.g
+        width = max([s.out[0].size for s in steps]
+                    + [a[0].size for s in steps for a in _arrays(s.args)])
+        g.block = max(1, BLOCK_NUMBERS // width)
+        last: dict[int, int] = {}
+        for i, step in enumerate(steps):
+            last.update((_address(a), i) for a in _arrays(step.args))
+        for _, sources in sums:
+            last.update((_address(s), len(steps)) for s in sources)
+        for i, step in enumerate(steps):
+            address = _address(step.out)
+            if address in self.outside:
+                out = self._buffer(step.out)
+            else:
+                out = self.scratch_of[address] = self._temporary(step.out[0].size)
+            temporaries = self._emit(step, out)
+            for t in temporaries:
+                self._release(t)
+            for a in {_address(a) for a in _arrays(step.args)}:
+                if last.get(a) == i and a in self.scratch_of:
+                    self._release(self.scratch_of.pop(a))
+        for name, sources in sums:
+            size = sources[0][0].size
+            acc = np.zeros(size)
+            index = g.add(acc, size)
+            a, b = (self._operand(s) for s in (sources * 2)[:2])
+            g.code.append([ACCDOT_I if len(sources) == 2 else ACCSUM_I, 0, index, a, b, 0, 0, 0])
+            g.sums.append((name, acc))
+        return g
+
+    # -- arrays
+
+    def _buffer(self, array: np.ndarray) -> int:
+        """The array index of a run buffer (or of the whole data array it stands for)."""
+        address = _address(array)
+        if address not in self.index:
+            name = self.data.get(address)
+            source = self.whole[name] if name is not None else array
+            index = self.index[address] = self.g.add(source.reshape(-1), array[0].size)
+            if name is not None:
+                self.g.data.append((name, index))
+        return self.index[address]
+
+    def _temporary(self, size: int) -> int:
+        free = self.free.get(size)
+        if free:
+            return free.pop()
+        return self.g.add(np.empty(self.g.block * size), size, scratch=True)
+
+    def _release(self, index: int) -> None:
+        self.free.setdefault(self.g.size[index], []).append(index)
+
+    def _operand(self, array: np.ndarray) -> int:
+        address = _address(array)
+        return self.scratch_of[address] if address in self.scratch_of else self._buffer(array)
+
+    # -- instructions
+
+    def _emit(self, step: _Step, out: int) -> list[int]:
+        """Append ``step``'s instructions; the scratch arrays to release after it."""
+        g, name = self.g, _op(step)
+        shape = step.out.shape[1:]
+        first = step.args[0]
+        if name in ROWWISE:
+            g.code.append([ROW_I, ROWWISE[name], out, self._operand(first), 0, 0, 0, 0])
+        elif name == "pow":
+            g.code.append([UNARY_I, POW[float(step.args[1])], out, self._operand(first),
+                           0, 0, 0, 0])
+        elif name in UNARY:
+            g.code.append([UNARY_I, UNARY[name], out, self._operand(first), 0, 0, 0, 0])
+        elif name == "broadcast":
+            if isinstance(first, np.ndarray):
+                aligned = (1,) * (len(shape) - (first.ndim - 1)) + first.shape[1:]
+                g.code.append(self._expand(first, aligned, shape, out))
+            else:
+                g.code.append([FILL_I, 0, out, g.const(float(first)), 0, 0, 0, 0])
+        else:
+            temporaries: list[int] = []
+            (a, mode_a), (b, mode_b) = (self._binary_operand(x, shape, temporaries)
+                                        for x in step.args)
+            g.code.append([BINARY_I, BINARY[name], out, a, b, mode_a, mode_b, 0])
+            return temporaries
+        return []
+
+    def _binary_operand(self, a: object, shape: tuple[int, ...], temporaries: list[int]
+                        ) -> tuple[int, int]:
+        """An operand of an elementwise line, as the instruction reads it: a constant, a
+        shared scalar, or an array of the result's size (broadcast into scratch first when
+        it is not: once per call for a value shared by every row, else per block)."""
+        g = self.g
+        if not isinstance(a, np.ndarray):
+            return g.const(float(a)), MODE_CONST  # type: ignore[arg-type]
+        shared = a.shape[0] == 1 and self.n != 1
+        if shared and a[0].size == 1:
+            return self._buffer(a), MODE_SHARED
+        if not shared and a.shape[1:] == shape:
+            return self._operand(a), MODE_ARRAY
+        temp = self._temporary(math.prod(shape))
+        row = self._expand(a, a.shape[1:], shape, temp)
+        if shared:
+            g.head.append(row)  # a tile of block rows, kept for the whole call
+        else:
+            g.code.append(row)
+            temporaries.append(temp)
+        return temp, MODE_ARRAY
+
+    def _expand(self, a: np.ndarray, aligned: tuple[int, ...], shape: tuple[int, ...],
+                out: int) -> list[int]:
+        """The instruction: ``out`` = ``a`` (per-example shape ``aligned``) broadcast to
+        ``shape``."""
+        g = self.g
+        index_map = np.broadcast_to(np.arange(a[0].size).reshape(aligned), shape).reshape(-1)
+        offset = len(g.maps)
+        g.maps.extend(int(i) for i in index_map)
+        shared = a.shape[0] == 1 and self.n != 1
+        return [EXPAND_I, 0, out, self._operand(a), 0, MODE_SHARED if shared else MODE_ARRAY,
+                0, offset]

@@ -1,0 +1,322 @@
+"""The fused engine (core/fused.py) against the reference interpreter (core/plan.py).
+
+Tolerance: every value and batch mean the fused engine computes equals the reference's to a
+relative 1e-9 (of the value; for entries near 0, of the largest entry of the same value). The
+fused loops use their own exp, ln and tanh (within 4 units in the last place of numpy's, also
+tested here) and add in another order, so the two differ in the last bits, never more.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import hypothesis_settings
+from hypothesis import given
+from hypothesis import strategies as st
+from test_random_programs import Case, programs
+
+from tenflang_nb.core import api, fused, fusedplan
+from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.core.forward import compile_forward
+from tenflang_nb.core.ops import OPS, KernelSpec
+from tenflang_nb.core.plan import Plan, Run
+from tenflang_nb.core.program import parse
+from tenflang_nb.core.settings import TrainSettings
+from tenflang_nb.core.train import GradientDescent
+
+RTOL = 1e-9
+DIGITS = Path(__file__).resolve().parents[1] / "examples" / "digits"
+
+
+@pytest.fixture(scope="module")
+def vm() -> Any:
+    module = fused.load(wait=True)
+    if module is None:
+        pytest.skip(f"the fused engine is unavailable here: {fused.status()}")
+    return module
+
+
+@contextmanager
+def patched(module: Any, **values: Any) -> Iterator[None]:
+    """Module constants changed for the block (hypothesis tests cannot use monkeypatch)."""
+    old = {k: getattr(module, k) for k in values}
+    for k, v in values.items():
+        setattr(module, k, v)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            setattr(module, k, v)
+
+
+def address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+def assert_close(got: Any, want: Any, what: str) -> None:
+    assert (got is None) == (want is None), what
+    if want is None:
+        return
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    assert got.shape == want.shape, what
+    finite = want[np.isfinite(want)]
+    scale = max(1.0, float(np.max(np.abs(finite), initial=0.0)))
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=RTOL * scale, equal_nan=True,
+                               err_msg=what)
+
+
+# ---------------------------------------------------------------------------- the math
+
+
+def _unary(vm: Any, op: int, x: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    code = np.array([[fusedplan.UNARY_I, op, 1, 0, 0, 0, 0, 0]], dtype=np.int64)
+    arrays = np.array([x.ctypes.data, out.ctypes.data], dtype=np.int64)
+    ones, zeros = np.ones(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
+    vm.execute(np.zeros((0, 8), dtype=np.int64), code, arrays, ones, zeros, zeros,
+               np.zeros(1), np.zeros(1, dtype=np.int64), len(x), 1000)
+    return out
+
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 709.78, 709.79, 710.0,
+                    -708.4, -745.1, -745.2, 1e308, -1e308, 5e-324, -5e-324, 1e-310, 22.0,
+                    21.9, 1e-300, 2.2250738585072014e-308, 0.9999999999999999])
+
+
+@pytest.mark.parametrize("name", sorted(fusedplan.UNARY))
+def test_each_unary_operator_matches_numpy(vm: Any, name: str) -> None:
+    rng = np.random.default_rng(0)
+    x = np.concatenate([SPECIAL, rng.uniform(-750, 750, 20_000), rng.uniform(-3, 3, 20_000),
+                        rng.uniform(-1e-6, 1e-6, 2_000), np.exp(rng.uniform(-740, 700, 20_000))])
+    kernel = OPS[name].kernel(KernelSpec(((),), (), (True,), (None,)))
+    with np.errstate(all="ignore"):
+        want = np.asarray(kernel(x.copy()), dtype=float)
+    got = _unary(vm, fusedplan.UNARY[name], x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=name)
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite & ~np.isnan(want)],
+                                  want[~finite & ~np.isnan(want)], err_msg=name)
+    ulps = np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want[finite]))
+    assert float(np.max(ulps)) <= 4, (name, x[finite][np.argmax(ulps)])
+
+
+# ---------------------------------------------------------------------------- random programs
+
+
+def _programs(case: Case, kind: str) -> Any:
+    shape = parse(case.source, "random.tf")
+    if kind == "forward":
+        return compile_forward(shape).program()
+    return api.compile(shape, full=kind == "full").program()
+
+
+@hypothesis_settings(70)
+@given(programs(tensors=True, examples=5), st.sampled_from(["reverse", "full", "forward"]),
+       st.integers(0, 3), st.booleans(), st.data())
+def test_fused_equals_reference_on_random_programs(vm: Any, case: Case, kind: str,
+                                                   drop: int, chunked: bool,
+                                                   data: st.DataObject) -> None:
+    """Every operator, broadcasting, fan-out, tensors, several blocks and chunks, NULL
+    inputs (``drop`` leaves one input out), shared and per-example values, whatever the
+    caller keeps."""
+    program = _programs(case, kind)
+    bound: dict[str, Any] = {w: case.values[0][w] for w in case.weights}
+    for i, x in enumerate(case.inputs):
+        if i != drop:
+            bound[x] = np.stack([case.values[k][x] for k in range(5)])
+    n = 5 if len(bound) > len(case.weights) else 1
+    plan = Plan(program)
+    outputs = program.names("output", "loss")
+    means = data.draw(st.lists(st.sampled_from(outputs), unique=True)) if outputs else []
+    names = [d.target for d in plan.defines]
+    keep = set(data.draw(st.lists(st.sampled_from(names), unique=True))) if names else set()
+    reference = plan.bind(bound, n, means)
+    reference.run()
+    chunks = {"CHUNK_OVER": 0, "CHUNK_BYTES": 1, "MIN_CHUNK": 2} if chunked else {}
+    with patched(fusedplan, BLOCK_NUMBERS=data.draw(st.sampled_from([1, 5, 64]))), \
+            patched(fused, **chunks):
+        run = fused.FusedRun(plan, bound, n, means, keep, vm)
+    run.run()
+    for name in means:
+        assert_close(run.mean(name), reference.mean(name),
+                     f"mean of {name}\n{case.source}\n{program.text()}")
+    # (the reference leaves a line whose only use is a mean it takes another way unrun)
+    computed = {id(s) for s in reference.steps}
+    skipped = {address(s.out) for s in reference.step_of.values() if id(s) not in computed}
+    for name in [*keep, *outputs]:
+        want = reference.value(name)
+        if want is None or address(want) not in skipped:
+            assert_close(run.value(name), want, f"{name}\n{case.source}\n{program.text()}")
+
+
+# ---------------------------------------------------------------------------- training
+
+
+def _seed_data(n: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, n)
+    return {"x": x, "y": 1 / (1 + np.exp(-1.7 * x)) + rng.normal(0, 0.02, n)}
+
+
+@pytest.mark.parametrize("batch_size", [None, 64])
+def test_training_on_either_engine_gives_the_same_weights(vm: Any, batch_size: int | None
+                                                          ) -> None:
+    with np.load(DIGITS / "digits.npz") as d:
+        data = {"x": d["x"][:300], "y": d["y"][:300]}
+    gcp = api.parse_file(DIGITS / "gcp.tf")
+    results = []
+    for engine in ("reference", "fused"):
+        t = api.trainer(gcp, data, lr=0.5, tol=0.0, max_iter=60, engine=engine,
+                        batch_size=batch_size)
+        assert isinstance(t._run, Run if engine == "reference" else fused.FusedRun)
+        results.append(t.run())
+    ref, got = results
+    assert [round(r.loss, 9) for r in got.history] == [round(r.loss, 9) for r in ref.history]
+    for w in ref.weights:
+        assert_close(got.weights[w], ref.weights[w], w)
+
+
+def test_training_in_chunks_gives_the_same_weights(vm: Any, monkeypatch: Any) -> None:
+    data = _seed_data(10_001)
+    gcp = api.compile(api.parse(SEED_EXAMPLE))
+    ref = api.trainer(gcp, data, lr=0.1, tol=0.0, max_iter=20, engine="reference").run()
+    monkeypatch.setattr(fused, "CHUNK_OVER", 0)
+    monkeypatch.setattr(fused, "CHUNK_BYTES", 20_000)
+    t = api.trainer(gcp, data, lr=0.1, tol=0.0, max_iter=20, engine="fused")
+    assert len(t._run.parts) == 2 and t._run.whole is not None  # two chunk sizes
+    got = t.run()
+    assert_close(got.weights["w"], ref.weights["w"], "w")
+    assert_close(got.loss, ref.loss, "loss")
+
+
+def test_the_seed_model_stores_nothing_per_example(vm: Any) -> None:
+    """Its whole GCP is one group: the loss and the gradient are summed in the pass."""
+    gcp = api.compile(api.parse(SEED_EXAMPLE))
+    t = api.trainer(gcp, _seed_data(1000), engine="fused")
+    schedule = t._run.parts[0].schedule
+    assert len(schedule.stages) == 1 and not schedule.written and not schedule.mean_steps
+    assert sorted(schedule.summed) == ["d/lambda/d/w", "lambda"]
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_first_nonfinite_names_the_reference_line(vm: Any, monkeypatch: Any,
+                                                  chunked: bool) -> None:
+    program = parse("declare input x\ndeclare weight w\ndeclare intvar a\ndeclare intvar b\n"
+                    "declare loss L\ndefine a = mul x w\ndefine b = exp a\n"
+                    "define L = ln b\n")
+    x = np.linspace(-1, 1, 1000)
+    x[700] = 1e4  # e^(1e4) overflows on one example only
+    if chunked:
+        monkeypatch.setattr(fused, "CHUNK_OVER", 0)
+        monkeypatch.setattr(fused, "CHUNK_BYTES", 800)
+    run = fused.FusedRun(Plan(program), {"x": x, "w": 1.0}, 1000, ["L"], set(), vm)
+    run.run()
+    assert not np.isfinite(run.mean("L"))
+    bad = run.first_nonfinite()
+    assert bad is not None and bad.target == "b"
+    assert run.value("b")[700] == np.inf and run.value("a")[700] == 1e4
+
+
+# ---------------------------------------------------------------------------- choosing
+
+
+@pytest.fixture
+def fresh(monkeypatch: Any) -> dict[str, Any]:
+    """The loading state as in a new process."""
+    state = {"vm": None, "why": "not loaded yet", "thread": None}
+    monkeypatch.setattr(fused, "_STATE", state)
+    return state
+
+
+def _seed_plan() -> Plan:
+    return Plan(api.compile(api.parse(SEED_EXAMPLE)).program())
+
+
+def test_without_numba_every_engine_is_the_reference(fresh: dict[str, Any],
+                                                     monkeypatch: Any) -> None:
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
+    data = _seed_data(100)
+    for engine in fused.ENGINES:
+        run = fused.bind(_seed_plan(), {**data, "w": 0.5}, 100, engine=engine)
+        assert isinstance(run, Run), engine
+    assert "numba" in fused.status()
+    t = api.trainer(api.compile(api.parse(SEED_EXAMPLE)), data, engine="fused", max_iter=5)
+    assert isinstance(t._run, Run) and t.run().iterations == 5
+
+
+def test_a_failed_compile_falls_back_to_the_reference(fresh: dict[str, Any],
+                                                      monkeypatch: Any) -> None:
+    def broken() -> None:
+        raise RuntimeError("LLVM ERROR: cannot select")
+
+    monkeypatch.setattr(fused, "_import_vm", broken)
+    run = fused.bind(_seed_plan(), {**_seed_data(100), "w": 0.5}, 100, engine="fused")
+    assert isinstance(run, Run)
+    assert "LLVM ERROR" in fused.status()
+
+
+def test_auto_keeps_small_batches_on_the_reference_without_loading(
+        fresh: dict[str, Any]) -> None:
+    run = fused.bind(_seed_plan(), {**_seed_data(1000), "w": 0.5}, 1000)
+    assert isinstance(run, Run)
+    assert fresh["thread"] is None and fused.status() == "not loaded yet"
+
+
+def test_auto_switches_to_fused_once_loaded(vm: Any, fresh: dict[str, Any],
+                                            monkeypatch: Any) -> None:
+    gate = threading.Event()
+
+    def slow() -> Any:
+        gate.wait(10)
+        return vm
+
+    monkeypatch.setattr(fused, "_import_vm", slow)
+    monkeypatch.setattr(fused, "AUTO_NUMBERS", 100)
+    plan, data = _seed_plan(), {**_seed_data(1000), "w": 0.5}
+    run = fused.bind(plan, data, 1000, means=["lambda"])
+    assert isinstance(run, fused._Deferred) and fused.status() == "loading"
+    run.run()  # still the reference engine
+    first = run.mean("lambda")
+    assert isinstance(run.current, Run)
+    gate.set()
+    fresh["thread"].join(10)
+    run.run()
+    assert isinstance(run.current, fused.FusedRun)
+    assert_close(run.mean("lambda"), first, "lambda")
+
+
+def test_auto_waits_for_fused_when_the_reference_would_not_fit(
+        vm: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(fused, "LARGE_BYTES", 1000)
+    run = fused.bind(_seed_plan(), {**_seed_data(1000), "w": 0.5}, 1000)
+    assert isinstance(run, fused.FusedRun)
+
+
+def test_training_memory_is_bounded_in_chunks(vm: Any, monkeypatch: Any) -> None:
+    """Peak memory of binding and training, beyond the data (tracemalloc sees numpy's
+    buffers): the reference engine needs a buffer per line, the fused one a copy of the data
+    and a chunk's buffers."""
+    n = 200_000
+    data = _seed_data(n)
+    data_bytes = sum(v.nbytes for v in data.values())
+    gcp = api.compile(api.parse(SEED_EXAMPLE)).program()
+    monkeypatch.setattr(fused, "CHUNK_OVER", 1 << 20)
+    monkeypatch.setattr(fused, "CHUNK_BYTES", 1 << 20)
+    peaks = {}
+    for engine in ("reference", "fused"):
+        settings = TrainSettings(tol=0.0, max_iter=3, engine=engine)
+        tracemalloc.start()
+        GradientDescent(gcp, data, n, settings).run()
+        peaks[engine] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peaks["reference"] > 5 * data_bytes  # a buffer for each of the 12 lines
+    # a copy of the data, the buffers of chunks of two sizes, block-sized scratch arrays
+    assert peaks["fused"] < data_bytes + 3 * fused.CHUNK_BYTES, peaks
