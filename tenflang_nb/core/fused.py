@@ -23,7 +23,10 @@ loops fail to compile or to pass a self-test, every choice is the reference engi
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
+import sys
 import threading
 from collections.abc import Iterable, Mapping
 from types import ModuleType
@@ -57,8 +60,26 @@ _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {"vm": None, "why": "not loaded yet", "thread": None}
 
 
+def _wide_vectors() -> None:
+    """Ask numba for 512-bit vectors on an AVX-512 CPU (1.6x faster exp and tanh loops).
+
+    LLVM keeps to 256-bit vectors there by default (``prefer-256-bit``: older Xeons lowered
+    their clock for wide vectors). Only when numba is not imported yet and its CPU settings
+    are the defaults: it then applies to numba's other users in this process too.
+    """
+    if "numba" in sys.modules or any(k in os.environ for k in ("NUMBA_CPU_NAME",
+                                                                "NUMBA_CPU_FEATURES")):
+        return
+    from llvmlite import binding
+
+    features = binding.get_host_cpu_features()
+    if features.get("avx512f"):
+        os.environ["NUMBA_CPU_FEATURES"] = features.flatten() + ",-prefer-256-bit"
+
+
 def _import_vm() -> ModuleType:
     """fusedvm, compiled (or loaded from numba's cache) and checked against numpy."""
+    _wide_vectors()
     import numba
 
     if numba.config.DISABLE_JIT:
@@ -207,7 +228,7 @@ class FusedRun:
                 whole[name] = np.array(value, dtype=np.float64)
         starts = [round(i * n / count) for i in range(count + 1)]
         by_size: dict[int, list[int]] = {}
-        for a, b in zip(starts, starts[1:], strict=False):
+        for a, b in itertools.pairwise(starts):
             by_size.setdefault(b - a, []).append(a)
         runs = []
         for rows, offsets in by_size.items():

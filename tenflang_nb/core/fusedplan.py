@@ -283,7 +283,12 @@ class _Builder:
         shape = step.out.shape[1:]
         first = step.args[0]
         if name in ROWWISE:
-            g.code.append([ROW_I, ROWWISE[name], out, self._operand(first), 0, 0, 0, 0])
+            temporaries = []
+            if name not in ("sum", "mean"):  # shifted rows, exponentials, maxima, sums
+                temporaries.append(self._temporary(2 * first[0].size + 2))
+            g.code.append([ROW_I, ROWWISE[name], out, self._operand(first), 0, 0, 0,
+                           temporaries[0] if temporaries else -1])
+            return temporaries
         elif name == "pow":
             g.code.append([UNARY_I, POW[float(step.args[1])], out, self._operand(first),
                            0, 0, 0, 0])

@@ -23,7 +23,8 @@ Instruction rows (int64, ``fusedplan.WIDTH`` columns; the instruction set is def
 * ``EXPAND_I``: broadcast ``a`` to ``out`` through the index map ``maps[extra:extra + size]``
   (``mode_a`` = ``MODE_SHARED`` when ``a`` is the same for every row);
 * ``FILL_I``: ``out`` set to ``consts[a]``;
-* ``ROW_I``: a reduction or normalisation over each example's numbers (sum, mean, softmax, ...);
+* ``ROW_I``: a reduction or normalisation over each example's numbers (sum, mean, softmax,
+  ...; ``extra``: a scratch array of ``2 size[a] + 2`` numbers a row, or -1 for sum, mean);
 * ``ACCSUM_I`` / ``ACCDOT_I``: add the block's column sums of ``a`` (or the sum of ``a * b``) to
   the accumulator ``out`` (batch means, without storing the per-example values).
 
@@ -76,6 +77,42 @@ from .fusedplan import (
 _FLAGS = {"error_model": "numpy", "fastmath": {"contract"}, "cache": True, "nogil": True}
 
 
+# The loops over exp, ln, tanh and logistic are functions of their own (not inlined into the
+# dispatch below): compiled alone, LLVM vectorises them fully; inlined into the big dispatch
+# function it left tanh's selects as branches, at half the speed.
+
+
+@njit(**_FLAGS)
+def _exp(o: np.ndarray, a: np.ndarray) -> None:
+    for i in range(o.shape[0]):
+        o[i] = exp_(a[i])
+
+
+@njit(**_FLAGS)
+def _ln(o: np.ndarray, a: np.ndarray) -> None:
+    for i in range(o.shape[0]):
+        o[i] = ln_(a[i])
+
+
+@njit(**_FLAGS)
+def _lnz(o: np.ndarray, a: np.ndarray) -> None:
+    for i in range(o.shape[0]):
+        x = a[i]
+        o[i] = ln_(1.0 if x == 0.0 else x)
+
+
+@njit(**_FLAGS)
+def _tanh(o: np.ndarray, a: np.ndarray) -> None:
+    for i in range(o.shape[0]):
+        o[i] = tanh_(a[i])
+
+
+@njit(**_FLAGS)
+def _logistic(o: np.ndarray, a: np.ndarray) -> None:
+    for i in range(o.shape[0]):
+        o[i] = logistic_(a[i])
+
+
 @njit(inline="always", **_FLAGS)
 def _unary(op: int, o: np.ndarray, a: np.ndarray) -> None:
     n = o.shape[0]
@@ -85,17 +122,13 @@ def _unary(op: int, o: np.ndarray, a: np.ndarray) -> None:
         for i in range(n):
             o[i] = -a[i]
     elif op == EXP:
-        for i in range(n):
-            o[i] = exp_(a[i])
+        _exp(o, a)
     elif op == LN:
-        for i in range(n):
-            o[i] = ln_(a[i])
+        _ln(o, a)
     elif op == LOGISTIC:
-        for i in range(n):
-            o[i] = logistic_(a[i])
+        _logistic(o, a)
     elif op == TANH:
-        for i in range(n):
-            o[i] = tanh_(a[i])
+        _tanh(o, a)
     elif op == RELU:  # numpy's maximum(a, 0): NaN stays NaN
         for i in range(n):
             x = a[i]
@@ -114,9 +147,7 @@ def _unary(op: int, o: np.ndarray, a: np.ndarray) -> None:
             x = a[i]
             o[i] = 1.0 if x > 0.0 else (-1.0 if x < 0.0 else x * 0.0)
     elif op == LNZ:
-        for i in range(n):
-            x = a[i]
-            o[i] = ln_(1.0 if x == 0.0 else x)
+        _lnz(o, a)
     elif op == SQUARE:
         for i in range(n):
             o[i] = a[i] * a[i]
@@ -180,39 +211,59 @@ def _binary_left(op: int, o: np.ndarray, c: float, b: np.ndarray) -> None:
 def _row_max(a: np.ndarray, start: int, s: int) -> float:
     # numpy's maximum: a NaN anywhere makes the maximum NaN
     m = a[start]
-    for j in range(start + 1, start + s):
+    bad = m != m
+    for j in range(start + 1, start + s):  # no branch: a short loop LLVM can unroll
         x = a[j]
-        if x > m or x != x:
-            m = x
-        if m != m:
-            break
-    return m
+        m = x if x > m else m
+        bad = bad | (x != x)
+    return np.nan if bad else m
 
 
 @njit(inline="always", **_FLAGS)
-def _row(op: int, o: np.ndarray, a: np.ndarray, rows: int, s: int) -> None:
+def _row(op: int, o: np.ndarray, a: np.ndarray, t: np.ndarray, rows: int, s: int) -> None:
+    """A reduction or normalisation over each row of ``s`` numbers. ``t`` is scratch of
+    ``rows * (2 s + 2)`` numbers: the rows shifted by their maxima, their exponentials (apart:
+    an exp loop in place defeats LLVM's overlap check), each row's maximum and sum. The
+    exponentials and logarithms run as flat loops over the whole block (SIMD); the short
+    loops along a row only subtract and add."""
+    if op == SUM or op == MEAN:
+        for r in range(rows):
+            total = 0.0
+            for j in range(r * s, r * s + s):
+                total += a[j]
+            o[r] = total if op == SUM else total / s
+        return
+    # softmax and friends from e^(a - max): as ops._shifted_exp, never overflowing
+    n = rows * s
+    shifted = t[:n]
+    e = t[n:2 * n]
+    peak = t[2 * n:2 * n + rows]
+    sums = t[2 * n + rows:2 * n + 2 * rows]
     for r in range(rows):
-        start = r * s
-        if op == SUM or op == MEAN:
-            t = 0.0
-            for j in range(start, start + s):
-                t += a[j]
-            o[r] = t if op == SUM else t / s
-            continue
-        # softmax and friends from e^(a - max): as ops._shifted_exp, never overflowing
-        m = _row_max(a, start, s)
-        t = 0.0
-        for j in range(start, start + s):
-            t += exp_(a[j] - m)
-        if op == SOFTMAX:
-            for j in range(start, start + s):
-                o[j] = exp_(a[j] - m) / t
-        elif op == LOGSOFTMAX:
-            shift = ln_(t) + m
-            for j in range(start, start + s):
+        m = _row_max(a, r * s, s)
+        peak[r] = m
+        for j in range(r * s, r * s + s):
+            shifted[j] = a[j] - m
+    _exp(e, shifted)
+    for r in range(rows):
+        total = 0.0
+        for j in range(r * s, r * s + s):
+            total += e[j]
+        sums[r] = total
+    if op == SOFTMAX:
+        for r in range(rows):
+            total = sums[r]
+            for j in range(r * s, r * s + s):
+                o[j] = e[j] / total
+        return
+    _ln(shifted[:rows], sums)
+    for r in range(rows):
+        shift = shifted[r] + peak[r]
+        if op == LOGSOFTMAX:
+            for j in range(r * s, r * s + s):
                 o[j] = a[j] - shift
         else:  # LOGSUMEXP
-            o[r] = ln_(t) + m
+            o[r] = shift
 
 
 @njit(error_model="numpy", fastmath={"contract", "reassoc"}, cache=True, nogil=True)
@@ -295,16 +346,26 @@ def _instruction(c: np.ndarray, arrays, size: np.ndarray, scratch: np.ndarray,
     elif kind == EXPAND_I:
         s = size[out]
         s_a = size[a]
-        src = _whole(arrays, a, s_a) if mode_a == MODE_SHARED else _view(arrays, a, row, rows, size,
-                                                             scratch, base)
-        for r in range(rows):
-            from_row = 0 if mode_a == MODE_SHARED else r * s_a
-            for j in range(s):
-                o[r * s + j] = src[from_row + maps[extra + j]]
+        if mode_a == MODE_SHARED:
+            src = _whole(arrays, a, s_a)
+        else:
+            src = _view(arrays, a, row, rows, size, scratch, base)
+        if s_a == 1 and mode_a != MODE_SHARED:  # one number per row, repeated along it
+            for r in range(rows):
+                v = src[r]
+                for j in range(r * s, r * s + s):
+                    o[j] = v
+        else:
+            for r in range(rows):
+                from_row = 0 if mode_a == MODE_SHARED else r * s_a
+                for j in range(s):
+                    o[r * s + j] = src[from_row + maps[extra + j]]
     elif kind == FILL_I:
         o[:] = consts[a]
     elif kind == ROW_I:
-        _row(op, o, _view(arrays, a, row, rows, size, scratch, base), rows, size[a])
+        s = size[a]
+        temp = o if extra < 0 else _view(arrays, extra, row, rows, size, scratch, base)
+        _row(op, o, _view(arrays, a, row, rows, size, scratch, base), temp, rows, s)
 
 
 @njit(**_FLAGS)
