@@ -33,6 +33,7 @@ from .backprop import Gcp, compile_program
 from .datafiles import DataTable
 from .errors import TenFlangError
 from .forward import ForwardProgram, compile_forward
+from .fused import bind
 from .lexical import GIVEN_KINDS
 from .plan import Plan
 from .program import Program
@@ -160,7 +161,7 @@ def _examples(shape: Program, data: Mapping[str, Any] | DataTable | None, exampl
 def _time_per_run(program: Program, values: Mapping[str, Any], n: int, means: list[str],
                   budget: float) -> float:
     """The best of several timed runs (after one untimed run), in seconds."""
-    run = Plan(program).bind(values, n, means=means)
+    run = bind(Plan(program), values, n, means=means, keep=())  # the engine training uses
     best = np.inf
     with single_threaded_blas():  # as training runs it
         run.run()

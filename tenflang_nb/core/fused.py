@@ -37,7 +37,7 @@ import numpy as np
 from .plan import Array, Plan, Run
 from .syntax import Define
 
-__all__ = ["ENGINES", "FusedRun", "bind", "load", "reference_of", "status"]
+__all__ = ["ENGINES", "FusedRun", "bind", "load", "reference_bytes", "status"]
 
 ENGINES = ("auto", "fused", "reference")
 
@@ -45,8 +45,8 @@ ENGINES = ("auto", "fused", "reference")
 # than the engine saves a pass, and numba is not even imported (nothing interactive waits)
 AUTO_NUMBERS = 1_000_000
 # auto waits for numba (instead of starting with the reference engine) when the reference's
-# buffers would take more than this: too much memory to run even once
-LARGE_BYTES = 512 * 2**20
+# buffers would take more than this: more memory than the fused engine's whole budget
+LARGE_BYTES = 256 * 2**20
 # the fused engine binds the examples a chunk at a time (bounded memory beyond the data) when
 # one binding would take more than CHUNK_OVER; its chunks then take about CHUNK_BYTES
 CHUNK_OVER = 128 * 2**20
@@ -156,6 +156,11 @@ def _row_numbers(plan: Plan, data: Mapping[str, Array | float | None], n: int) -
     return sum(math.prod(shapes[name]) for name in varies)
 
 
+def reference_bytes(plan: Plan, data: Mapping[str, Array | float | None], n: int) -> int:
+    """About how much memory the reference engine's buffers take for ``n`` examples."""
+    return 8 * n * _row_numbers(plan, data, n)
+
+
 def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
          means: list[str] | None = None, *, engine: str = "auto",
          keep: Iterable[str] | None = None) -> Run | FusedRun | _Deferred:
@@ -163,7 +168,7 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
     names whose per-example values the caller reads with ``value()`` after a run (default:
     the plan's results); the fused engine stores only those (and what it needs)."""
     kept = set(plan.results if keep is None else keep)
-    numbers = n * _row_numbers(plan, data, n)
+    numbers = reference_bytes(plan, data, n) // 8
     if engine == "reference":
         return plan.bind(data, n, means)
     if engine == "fused" or numbers * 8 > LARGE_BYTES:
@@ -174,18 +179,9 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
     if numbers < AUTO_NUMBERS:
         return plan.bind(data, n, means)
     vm = load(wait=False)
-    run = plan.bind(data, n, means)
-    return FusedRun.adopt(run, kept, vm) if vm is not None else _Deferred(run, kept)
-
-
-def reference_of(run: Run | FusedRun | _Deferred) -> Run | None:
-    """The reference run that holds every line's buffer for the whole batch (a fused run of
-    one chunk has one inside), or None."""
-    if isinstance(run, _Deferred):
-        run = run.current
-    if isinstance(run, FusedRun):
-        return run.parts[0].run if run.whole is None else None
-    return run
+    if vm is not None:
+        return FusedRun(plan, data, n, means or [], kept, vm)
+    return _Deferred(plan.bind(data, n, means), kept)
 
 
 class _Deferred:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import ops
+from . import fused, ops
 from .errors import TenFlangError
 from .lexical import is_digits
 from .ops import Shape
@@ -155,7 +155,8 @@ class LossEvaluator:
     them); ``weights`` names the weights (in the order of the flat vectors given to
     :meth:`losses`). ``program`` may be a shape program or a GCP: only what the loss needs
     runs. ``stack`` fixes how many settings share a pass (default: as many as fit, see the
-    module docstring; 1 is a plain pass per setting).
+    module docstring; 1 is a plain pass per setting). ``engine``: as training's (a pass of a
+    large data set on the fused engine takes bounded memory; see ``fused.bind``).
 
     >>> from tenflang_nb.core.examples import SEED_EXAMPLE
     >>> from tenflang_nb.core.program import parse
@@ -167,8 +168,9 @@ class LossEvaluator:
 
     def __init__(self, program: Program, data: Mapping[str, np.ndarray], n: int,
                  weights: Sequence[str], loss: str | None = None, *,
-                 stack: int | None = None) -> None:
+                 stack: int | None = None, engine: str = "auto") -> None:
         self.program = program
+        self.engine = engine
         self.loss = loss if loss is not None else program.loss
         self.n = n
         self.layout = Layout({w: program.shapes[w] for w in weights})
@@ -179,12 +181,13 @@ class LossEvaluator:
         fits = STACK_FLOATS // max(1, n * per_row)
         self.stack = stack if stack is not None else max(1, min(STACK_ROWS // n, fits))
         self._runs: dict[int, Run] = {}
+        self._plain: Run | None = None
 
     @classmethod
     def of(cls, trainer: GradientDescent, *, stack: int | None = None) -> LossEvaluator:
         """The loss a trainer descends, over its whole training set."""
         return cls(trainer.gcp, trainer.data, trainer.n, list(trainer.grad_names),
-                   trainer.loss_name, stack=stack)
+                   trainer.loss_name, stack=stack, engine=trainer.settings.engine)
 
     def _run(self, size: int) -> Run:
         """A run bound to the data for ``size`` settings side by side (bound once)."""
@@ -198,7 +201,11 @@ class LossEvaluator:
                 bound = {k: np.tile(v, (size,) + (1,) * (v.ndim - 1))
                          for k, v in self.data.items()}
                 bound.update({w: np.zeros((rows, *s)) for w, s in self.layout.shapes.items()})
-            run = self.plan.bind(bound, size * self.n)
+            # one setting a pass: the run averages the loss itself (the fused engine never
+            # stores it per example); stacked settings read each setting's rows of it
+            run = fused.bind(self.plan, bound, size * self.n,
+                             means=[self.loss] if size == 1 else None, engine=self.engine,
+                             keep=() if size == 1 else [self.loss])
             if run.values.get(self.loss) is None:
                 raise TenFlangError.at(
                     f"the loss '{self.loss}' is null: the data lacks a value it needs",
@@ -242,6 +249,8 @@ class LossEvaluator:
 
     def _mean(self, run: Run, size: int) -> Callable[[], np.ndarray]:
         """The mean loss of each of the ``size`` settings of the last pass of ``run``."""
+        if size == 1 and self.loss in getattr(run, "means", {}):
+            return lambda: np.atleast_1d(run.mean(self.loss))  # type: ignore[arg-type]
         loss = run.values[self.loss]
         assert loss is not None
         n = self.n
@@ -251,6 +260,17 @@ class LossEvaluator:
         # the mean over each setting's examples as one product, as the trainer takes it
         weights = np.full(n, 1.0 / n)
         return lambda: per_setting @ weights
+
+    def _reference(self) -> Run | None:
+        """A reference run of one setting with every line's value in its buffer (what
+        folding reads and writes), or None where that would take too much memory."""
+        if self._plain is None:
+            zeros = {w: np.zeros(s) for w, s in self.layout.shapes.items()}
+            bound = {**self.data, **zeros}
+            if fused.reference_bytes(self.plan, bound, self.n) > fused.CHUNK_OVER:
+                return None
+            self._plain = self.plan.bind(bound, self.n)
+        return self._plain
 
     def plane_losses(self, plane: Plane, coords: np.ndarray) -> np.ndarray:
         """The mean loss at ``plane.points(coords)`` for coordinates (K, k), a block of
@@ -293,7 +313,9 @@ class _Folded:
     @staticmethod
     def build(evaluator: LossEvaluator, plane: Plane) -> _Folded | None:
         """The folded evaluation, or None when folding saves too little (or cannot be done)."""
-        run = evaluator._run(1)
+        run = evaluator._reference()
+        if run is None:
+            return None
         layout = evaluator.layout
         moving = {w for w, where in layout.slices.items() if np.any(plane.axes[:, where])}
         status = {name: ("affine" if name in moving else "const")
