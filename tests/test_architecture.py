@@ -20,8 +20,8 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # __init__, all at the package's place.
 FLOW = [
     "errors", "perf", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
-    "program", "graph", "examples", "backprop", "forward", "plan", "fusedplan", "fusedmath",
-    "fusedvm", "fused", "optimizers", "settings",
+    "program", "graph", "examples", "backprop", "forward", "plan", "fusedplan", "fusedvm",
+    "fused", "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost", "landscape", "api",

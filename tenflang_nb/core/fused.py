@@ -84,25 +84,24 @@ def _import_vm() -> ModuleType:
 
     if numba.config.DISABLE_JIT:
         raise RuntimeError("numba's JIT is disabled (NUMBA_DISABLE_JIT)")
-    from . import fusedplan as fp
-    from . import fusedvm
+    from . import fusedvm as vm
 
     x = np.array([-800.0, -3.0, -1e-9, 0.0, 0.5, 2.0, 30.0, 800.0])
     out = np.empty_like(x)
-    checks = [(fp.EXP, np.exp), (fp.TANH, np.tanh), (fp.LN, lambda a: np.log(np.abs(a) + 1))]
+    checks = [(vm.EXP, np.exp), (vm.TANH, np.tanh), (vm.LN, lambda a: np.log(np.abs(a) + 1))]
     for op, reference in checks:
-        source = np.abs(x) + 1 if op == fp.LN else x
-        code = np.array([[fp.UNARY_I, op, 1, 0, 0, 0, 0, 0]], dtype=np.int64)
+        source = np.abs(x) + 1 if op == vm.LN else x
+        code = np.array([[vm.UNARY_I, op, 1, 0, 0, 0, 0, 0]], dtype=np.int64)
         arrays = np.array([source.ctypes.data, out.ctypes.data], dtype=np.int64)
         ones = np.ones(2, dtype=np.int64)
         zeros = np.zeros(2, dtype=np.int64)
-        fusedvm.execute(np.zeros((0, fp.WIDTH), dtype=np.int64), code, arrays, ones, zeros,
-                        zeros, np.zeros(1), np.zeros(1, dtype=np.int64), len(x), 4)
+        vm.execute(np.zeros((0, vm.WIDTH), dtype=np.int64), code, arrays, ones, zeros,
+                   zeros, np.zeros(1), np.zeros(1, dtype=np.int64), len(x), 4)
         with np.errstate(all="ignore"):
             expected = reference(x)
         if not np.allclose(out, expected, rtol=1e-14, atol=0.0):
             raise RuntimeError(f"the compiled loops disagree with numpy (op {op})")
-    return fusedvm
+    return vm
 
 
 def load(wait: bool = True) -> ModuleType | None:
@@ -243,7 +242,7 @@ class FusedRun:
     def _setup(self, runs: list[tuple[Run, list[int]]], whole: dict[str, np.ndarray] | None
                ) -> None:
         self.whole = whole
-        self.parts = [_Part(run, offsets, self.keep, whole) for run, offsets in runs]
+        self.parts = [_Part(run, offsets, self.keep, whole, self.vm) for run, offsets in runs]
         first = self.parts[0].run
         self.values: dict[str, Array | None] = {**first.values, **(whole or {})}
         self.means: dict[str, Array | None] = first.means if whole is None else {
@@ -339,11 +338,11 @@ class _Part:
     """One bound reference run (one chunk size) and its stages, run at ``offsets``."""
 
     def __init__(self, run: Run, offsets: list[int], keep: set[str],
-                 whole: dict[str, np.ndarray] | None) -> None:
+                 whole: dict[str, np.ndarray] | None, vm: ModuleType) -> None:
         from .fusedplan import Group, schedule
 
         self.run, self.offsets = run, offsets
-        self.schedule = plan = schedule(run, keep, whole)
+        self.schedule = plan = schedule(run, vm, keep, whole)
         calls = dict(zip(map(id, run.steps), run.calls, strict=True))
         self.stages = [(s, s.freeze()) if isinstance(s, Group) else (calls[id(s)], None)
                        for s in plan.stages]

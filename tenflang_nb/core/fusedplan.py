@@ -19,38 +19,32 @@ caller wants to read): only those are written to the run's buffers. A batch mean
 the group computes is summed in the same pass (``ACCSUM``, or ``ACCDOT`` for the mean of a
 product of two per-example scalars), so a weight's gradient line may never be stored at all.
 
-Everything here is numpy; the instruction set is defined here so that this module can be read
-(and tested) without numba.
+Everything here is numpy: the instructions' numbers come from the compiled module (``isa``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 
 from .ops import OPS
 from .plan import Run, _Step
 
-# ---------------------------------------------------------------------------- instruction set
-# (the numbers ``fusedvm`` dispatches on; one row of ``WIDTH`` int64 per instruction)
-
-WIDTH = 8
-UNARY_I, BINARY_I, EXPAND_I, FILL_I, ROW_I, ACCSUM_I, ACCDOT_I = range(7)
-MODE_ARRAY, MODE_CONST, MODE_SHARED = range(3)
-COPY, NEG, EXP, LN, LOGISTIC, TANH, RELU, SQRT, ABS, STEP, SIGN, LNZ, SQUARE, RECIP = range(14)
-ADD, SUB, MUL, DIV = range(4)
-SUM, MEAN, SOFTMAX, LOGSOFTMAX, LOGSUMEXP = range(5)
-
-# TenFlang operators the block loop runs (by ops.py name); any other runs as numpy
-UNARY = {"neg": NEG, "exp": EXP, "ln": LN, "logistic": LOGISTIC, "tanh": TANH, "relu": RELU,
-         "sqrt": SQRT, "abs": ABS, "step": STEP, "sign": SIGN, "lnz": LNZ}
-BINARY = {"add": ADD, "sub": SUB, "mul": MUL, "div": DIV}
-ROWWISE = {"sum": SUM, "mean": MEAN, "softmax": SOFTMAX, "logsoftmax": LOGSOFTMAX,
-           "logsumexp": LOGSUMEXP}
+# TenFlang operators the block loop runs (by ops.py name), and the name of the loop's operator
+# (``fusedvm`` holds the numbers: the compiled file is the one source of the instruction set,
+# so that numba's cache, keyed by that file's text, can never hold loops of another set).
+# Any other operator runs as numpy.
+UNARY = {"neg": "NEG", "exp": "EXP", "ln": "LN", "logistic": "LOGISTIC", "tanh": "TANH",
+         "relu": "RELU", "sqrt": "SQRT", "abs": "ABS", "step": "STEP", "sign": "SIGN",
+         "lnz": "LNZ"}
+BINARY = {"add": "ADD", "sub": "SUB", "mul": "MUL", "div": "DIV"}
+ROWWISE = {"sum": "SUM", "mean": "MEAN", "softmax": "SOFTMAX", "logsoftmax": "LOGSOFTMAX",
+           "logsumexp": "LOGSUMEXP"}
 # pow with these constant exponents is what ops._pow_kernel makes it: the same arithmetic
-POW = {2.0: SQUARE, 1.0: COPY, 0.5: SQRT, -1.0: RECIP}
+POW = {2.0: "SQUARE", 1.0: "COPY", 0.5: "SQRT", -1.0: "RECIP"}
 
 BLOCK_NUMBERS = 4096  # numbers per value in one block: 32 KB, the working set stays in L2
 
@@ -63,6 +57,7 @@ def _address(array: np.ndarray) -> int:
 class Group:
     """One ``fusedvm.execute`` call: arrays (kept alive here) and the instructions."""
 
+    width: int = 8  # numbers in an instruction (fusedvm.WIDTH)
     arrays: list[np.ndarray] = field(default_factory=list)
     size: list[int] = field(default_factory=list)
     scratch: list[int] = field(default_factory=list)
@@ -91,7 +86,7 @@ class Group:
         """The arguments of ``fusedvm.execute`` but ``rows`` and ``block`` (base is
         filled by the caller)."""
         def table(rows: list[list[int]]) -> np.ndarray:
-            return np.array(rows, dtype=np.int64).reshape(-1, WIDTH)
+            return np.array(rows, dtype=np.int64).reshape(-1, self.width)
 
         return (table(self.head), table(self.code),
                 np.array([_address(a) for a in self.arrays], dtype=np.int64),
@@ -130,11 +125,12 @@ def _arrays(values: object) -> list[np.ndarray]:
     return [v for v in values if isinstance(v, np.ndarray)]  # type: ignore[attr-defined]
 
 
-def schedule(run: Run, keep: set[str], data: dict[str, np.ndarray] | None = None
-             ) -> Schedule:
-    """The stages of ``run`` (module docstring). ``keep``: names whose per-example values
-    the caller will read. ``data``: per-example inputs that groups read from these whole
-    arrays (from the chunk's first row) instead of the run's buffers."""
+def schedule(run: Run, isa: ModuleType, keep: set[str],
+             data: dict[str, np.ndarray] | None = None) -> Schedule:
+    """The stages of ``run`` (module docstring), in the instructions of ``isa`` (fusedvm).
+    ``keep``: names whose per-example values the caller will read. ``data``: per-example
+    inputs that groups read from these whole arrays (from the chunk's first row) instead of
+    the run's buffers."""
     n = run.n
     per_row = [s for s in run.steps if s.out.shape[0] == n or n == 1]
     shared = [s for s in run.steps if not (s.out.shape[0] == n or n == 1)]
@@ -184,7 +180,7 @@ def schedule(run: Run, keep: set[str], data: dict[str, np.ndarray] | None = None
     kept = set(keep) | {k for k in run.means if k not in stepped}
     outside.update(_address(v) for k in kept if (v := run.values.get(k)) is not None)
     stages: list[Group | _Step] = [
-        _Builder(run, data or {}, outside).group(item, sums.get(i, []))
+        _Builder(run, isa, data or {}, outside).group(item, sums.get(i, []))
         if isinstance(item, list) else item for i, item in enumerate(items)]
     return Schedule(shared, stages, closures,
                     [name for group in sums.values() for name, _ in group],
@@ -208,12 +204,14 @@ class _Builder:
     """Instructions for one group: operands resolved, block-sized scratch arrays shared by
     values of the same size whose lives do not overlap."""
 
-    def __init__(self, run: Run, data: dict[str, np.ndarray], outside: set[int]) -> None:
+    def __init__(self, run: Run, isa: ModuleType, data: dict[str, np.ndarray],
+                 outside: set[int]) -> None:
+        self.isa = isa
         self.n = run.n
         self.data = {_address(v): k for k in data if (v := run.values.get(k)) is not None}
         self.whole = data
         self.outside = outside
-        self.g = Group()
+        self.g = Group(width=isa.WIDTH)
         self.index: dict[int, int] = {}  # address of a run buffer -> its array index
         self.scratch_of: dict[int, int] = {}  # address of a value kept in scratch -> index
         self.free: dict[int, list[int]] = {}  # size -> scratch arrays free for reuse
@@ -245,7 +243,8 @@ class _Builder:
             acc = np.zeros(size)
             index = g.add(acc, size)
             a, b = (self._operand(s) for s in (sources * 2)[:2])
-            g.code.append([ACCDOT_I if len(sources) == 2 else ACCSUM_I, 0, index, a, b, 0, 0, 0])
+            kind = self.isa.ACCDOT_I if len(sources) == 2 else self.isa.ACCSUM_I
+            g.code.append([kind, 0, index, a, b, 0, 0, 0])
             g.sums.append((name, acc))
         return g
 
@@ -279,32 +278,32 @@ class _Builder:
 
     def _emit(self, step: _Step, out: int) -> list[int]:
         """Append ``step``'s instructions; the scratch arrays to release after it."""
-        g, name = self.g, _op(step)
+        g, isa, name = self.g, self.isa, _op(step)
         shape = step.out.shape[1:]
         first = step.args[0]
         if name in ROWWISE:
             temporaries = []
             if name not in ("sum", "mean"):  # shifted rows, exponentials, maxima, sums
                 temporaries.append(self._temporary(2 * first[0].size + 2))
-            g.code.append([ROW_I, ROWWISE[name], out, self._operand(first), 0, 0, 0,
-                           temporaries[0] if temporaries else -1])
+            g.code.append([isa.ROW_I, getattr(isa, ROWWISE[name]), out, self._operand(first),
+                           0, 0, 0, temporaries[0] if temporaries else -1])
             return temporaries
-        elif name == "pow":
-            g.code.append([UNARY_I, POW[float(step.args[1])], out, self._operand(first),
+        if name == "pow" or name in UNARY:
+            op = POW[float(step.args[1])] if name == "pow" else UNARY[name]
+            g.code.append([isa.UNARY_I, getattr(isa, op), out, self._operand(first),
                            0, 0, 0, 0])
-        elif name in UNARY:
-            g.code.append([UNARY_I, UNARY[name], out, self._operand(first), 0, 0, 0, 0])
         elif name == "broadcast":
             if isinstance(first, np.ndarray):
                 aligned = (1,) * (len(shape) - (first.ndim - 1)) + first.shape[1:]
                 g.code.append(self._expand(first, aligned, shape, out))
             else:
-                g.code.append([FILL_I, 0, out, g.const(float(first)), 0, 0, 0, 0])
+                g.code.append([isa.FILL_I, 0, out, g.const(float(first)), 0, 0, 0, 0])
         else:
-            temporaries: list[int] = []
+            temporaries = []
             (a, mode_a), (b, mode_b) = (self._binary_operand(x, shape, temporaries)
                                         for x in step.args)
-            g.code.append([BINARY_I, BINARY[name], out, a, b, mode_a, mode_b, 0])
+            g.code.append([isa.BINARY_I, getattr(isa, BINARY[name]), out, a, b, mode_a,
+                           mode_b, 0])
             return temporaries
         return []
 
@@ -313,14 +312,14 @@ class _Builder:
         """An operand of an elementwise line, as the instruction reads it: a constant, a
         shared scalar, or an array of the result's size (broadcast into scratch first when
         it is not: once per call for a value shared by every row, else per block)."""
-        g = self.g
+        g, isa = self.g, self.isa
         if not isinstance(a, np.ndarray):
-            return g.const(float(a)), MODE_CONST  # type: ignore[arg-type]
+            return g.const(float(a)), isa.MODE_CONST  # type: ignore[arg-type]
         shared = a.shape[0] == 1 and self.n != 1
         if shared and a[0].size == 1:
-            return self._buffer(a), MODE_SHARED
+            return self._buffer(a), isa.MODE_SHARED
         if not shared and a.shape[1:] == shape:
-            return self._operand(a), MODE_ARRAY
+            return self._operand(a), isa.MODE_ARRAY
         temp = self._temporary(math.prod(shape))
         row = self._expand(a, a.shape[1:], shape, temp)
         if shared:
@@ -328,7 +327,7 @@ class _Builder:
         else:
             g.code.append(row)
             temporaries.append(temp)
-        return temp, MODE_ARRAY
+        return temp, isa.MODE_ARRAY
 
     def _expand(self, a: np.ndarray, aligned: tuple[int, ...], shape: tuple[int, ...],
                 out: int) -> list[int]:
@@ -339,5 +338,5 @@ class _Builder:
         offset = len(g.maps)
         g.maps.extend(int(i) for i in index_map)
         shared = a.shape[0] == 1 and self.n != 1
-        return [EXPAND_I, 0, out, self._operand(a), 0, MODE_SHARED if shared else MODE_ARRAY,
-                0, offset]
+        mode = self.isa.MODE_SHARED if shared else self.isa.MODE_ARRAY
+        return [self.isa.EXPAND_I, 0, out, self._operand(a), 0, mode, 0, offset]
