@@ -3,10 +3,12 @@
 A training step (``GradientDescent.step``) is one ``Run.run`` (the planned GCP lines, one
 numpy kernel each), the weight-gradient means, and the bookkeeping around them (loss mean,
 finiteness checks, gradient norm, update). This script times each part separately, and each
-planned line over ``--repeat`` calls, and prints the most expensive lines.
+planned line over ``--repeat`` calls, and prints the most expensive lines. With ``--engine
+fused`` it times the fused engine's stages instead: each group of lines the block loop runs
+in one pass, each line left to numpy, each batch mean taken outside the pass.
 
     python benchmarks/profile_plan.py examples/digits/gcp.tf examples/digits/digits.npz
-    python benchmarks/profile_plan.py --seed-example --n 100000
+    python benchmarks/profile_plan.py --seed-example --n 100000 [--engine fused]
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--engine", choices=["reference", "fused"], default="reference")
     args = parser.parse_args()
     if args.seed_example:
         rng = np.random.default_rng(0)
@@ -59,8 +62,11 @@ def main() -> None:
         gcp, data = api.parse_file(args.gcp), args.data
     else:
         parser.error("give GCP and DATA, or --seed-example")
-    trainer = api.trainer(gcp, data, tol=0.0, max_iter=10**9)
+    trainer = api.trainer(gcp, data, tol=0.0, max_iter=10**9, engine=args.engine)
     run = trainer._run  # the bound plan: its steps are the planned GCP lines
+    if args.engine == "fused":
+        fused_stages(trainer, args.repeat)
+        return
 
     with one_thread(), np.errstate(all="ignore"):
         t_step = per_call(trainer.step, args.repeat)
@@ -92,6 +98,36 @@ def main() -> None:
         rows.append([seconds(t), f"{t / total_lines:.0%}", str(step.define),
                      kernel_name(step.kernel), shape])
     print(table(rows, ["time", "share", "GCP line", "kernel", "out"]))
+
+
+def fused_stages(trainer: Any, repeat: int) -> None:
+    """The fused engine's step, stage by stage (one chunk)."""
+
+    run = trainer._run
+    part = run.parts[0]
+    rows = []
+    with one_thread(), np.errstate(all="ignore"):
+        t_step = per_call(trainer.step, repeat)
+        t_run = per_call(run.run, repeat)
+        for stage, frozen in part.stages:
+            if frozen is None:
+                rows.append([seconds(per_call(stage, repeat)), "numpy",
+                             str(stage.func.__qualname__ if hasattr(stage, "func") else stage)])
+                continue
+
+            def group(frozen: Any = frozen, stage: Any = stage) -> None:
+                run.vm.execute(*frozen, part.run.n, stage.block)
+
+            sums = ", ".join(name for name, _ in stage.sums)
+            rows.append([seconds(per_call(group, repeat)), "fused group",
+                         f"{len(stage.code)} instructions, blocks of {stage.block} rows"
+                         + (f", sums {sums}" if sums else "")])
+        for mean in part.schedule.mean_steps:
+            rows.append([seconds(per_call(mean, repeat)), "batch mean",
+                         getattr(mean, "__qualname__", str(mean))])
+    print(f"fused engine: {len(part.stages)} stages, batch of {run.n:,} examples, "
+          f"single-threaded; step {seconds(t_step)}, run {seconds(t_run)}")
+    print(table(rows, ["time", "stage", "what"]))
 
 
 if __name__ == "__main__":
