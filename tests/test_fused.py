@@ -293,6 +293,31 @@ def test_auto_switches_to_fused_once_loaded(vm: Any, fresh: dict[str, Any],
     assert_close(run.mean("lambda"), first, "lambda")
 
 
+def test_data_in_fortran_order_is_read_right(vm: Any) -> None:
+    """The loop reads flat C-order buffers; a column block from pandas may be in F order."""
+    with np.load(DIGITS / "digits.npz") as d:
+        data = {"x": np.asfortranarray(d["x"][:200]), "y": np.asfortranarray(d["y"][:200])}
+    gcp = api.parse_file(DIGITS / "gcp.tf")
+    got, want = (api.trainer(gcp, data, lr=0.5, tol=0.0, max_iter=5, engine=e).evaluate()
+                 for e in ("fused", "reference"))
+    assert_close(got[0], want[0], "loss")
+    for w in want[1]:
+        assert_close(got[1][w], want[1][w], w)
+
+
+def test_a_run_the_fused_engine_cannot_adopt_stays_on_the_reference(
+        vm: Any, fresh: dict[str, Any]) -> None:
+    plan = Plan(parse("declare input x [2]\ndeclare weight w\ndeclare loss L\n"
+                      "declare intvar a\ndefine a = mul x w\ndefine L = sum a\n"))
+    run = plan.bind({"x": np.ones((2, 3)).T, "w": 2.0}, 3, ["L"])  # x kept in F order
+    assert not run.values["x"].flags.c_contiguous
+    deferred = fused._Deferred(run, set())
+    fresh["vm"] = vm
+    deferred.run()
+    assert deferred.current is run and "C order" in fused.status()
+    assert_close(deferred.mean("L"), 4.0, "L")
+
+
 def test_auto_waits_for_fused_when_the_reference_would_not_fit(
         vm: Any, monkeypatch: Any) -> None:
     monkeypatch.setattr(fused, "LARGE_BYTES", 1000)

@@ -134,9 +134,12 @@ def _load() -> None:
 
 
 def status() -> str:
-    """Whether the fused engine can run here: "ready", "loading", or why not."""
+    """Whether the fused engine can run here: "ready", "loading", or why not (and why the
+    last binding that fell back to the reference engine did)."""
     if _STATE["vm"] is not None:
-        return "ready"
+        fallback = _STATE.get("fallback")
+        return "ready" + (f" (a binding fell back to the reference: {fallback})"
+                          if fallback else "")
     if _STATE["thread"] is not None and _STATE["why"] == "not loaded yet":
         return "loading"
     return _STATE["why"]
@@ -172,15 +175,18 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
         return plan.bind(data, n, means)
     if engine == "fused" or numbers * 8 > LARGE_BYTES:
         vm = load(wait=True)
-        if vm is not None:
-            return FusedRun(plan, data, n, means or [], kept, vm)
+    elif numbers < AUTO_NUMBERS:
         return plan.bind(data, n, means)
-    if numbers < AUTO_NUMBERS:
-        return plan.bind(data, n, means)
-    vm = load(wait=False)
+    else:
+        vm = load(wait=False)
+        if vm is None:
+            return _Deferred(plan.bind(data, n, means), kept)
     if vm is not None:
-        return FusedRun(plan, data, n, means or [], kept, vm)
-    return _Deferred(plan.bind(data, n, means), kept)
+        try:
+            return FusedRun(plan, data, n, means or [], kept, vm)
+        except Exception as err:  # never an error the reference engine would not give
+            _STATE["fallback"] = f"{type(err).__name__}: {err}"
+    return plan.bind(data, n, means)
 
 
 class _Deferred:
@@ -189,11 +195,15 @@ class _Deferred:
 
     def __init__(self, run: Run, keep: set[str]) -> None:
         self.current: Run | FusedRun = run
-        self._keep = keep
+        self._keep: set[str] | None = keep  # None: adopting failed, stay on the reference
 
     def run(self) -> None:
-        if isinstance(self.current, Run) and _STATE["vm"] is not None:
-            self.current = FusedRun.adopt(self.current, self._keep, _STATE["vm"])
+        if isinstance(self.current, Run) and _STATE["vm"] is not None and self._keep is not None:
+            try:
+                self.current = FusedRun.adopt(self.current, self._keep, _STATE["vm"])
+            except Exception as err:  # stays on the reference engine
+                _STATE["fallback"] = f"{type(err).__name__}: {err}"
+                self._keep = None
         self.current.run()
 
     def __getattr__(self, name: str) -> Any:
@@ -209,6 +219,9 @@ class FusedRun:
     def __init__(self, plan: Plan, data: Mapping[str, Array | float | None], n: int,
                  means: list[str], keep: set[str], vm: ModuleType) -> None:
         self.plan, self.n, self.vm, self.keep = plan, n, vm, keep
+        # the loop reads flat buffers: C order (a pandas column block may come in F order)
+        data = {k: np.ascontiguousarray(v, dtype=np.float64) if isinstance(v, np.ndarray) else v
+                for k, v in data.items()}
         row = 8 * max(1, _row_numbers(plan, data, n))
         count = n // max(MIN_CHUNK, CHUNK_BYTES // row)  # chunks of at least MIN_CHUNK rows
         if n * row <= CHUNK_OVER or count <= 1:
@@ -234,6 +247,8 @@ class FusedRun:
     @classmethod
     def adopt(cls, run: Run, keep: set[str], vm: ModuleType) -> FusedRun:
         """The fused engine over a bound reference run (its buffers kept)."""
+        if not all(v.flags.c_contiguous for v in run.values.values() if v is not None):
+            raise ValueError("the run's buffers are not all in C order")
         self = cls.__new__(cls)
         self.plan, self.n, self.vm, self.keep = run.plan, run.n, vm, keep
         self._setup([(run, [0])], None)
@@ -370,7 +385,7 @@ class _Part:
             base = frozen[5]
             for _, index in stage.data:
                 base[index] = start
-            vm.execute(*frozen, run.n, stage.block)
+            vm.execute(*frozen, int(run.n), int(stage.block))  # ints: one compiled signature
             for name, acc in stage.sums:
                 np.divide(acc, run.n, out=run.means[name].reshape(-1))  # type: ignore[union-attr]
         for mean in plan.mean_steps:
