@@ -12,7 +12,7 @@ buffers), so memory beyond the data stays bounded however large N is; the batch 
 accumulated over the chunks.
 
 :func:`bind` chooses the engine (``TrainSettings.engine``): ``reference``; ``fused`` (numba
-loaded, and compiled the first time on a machine, ~10-30 s, then cached on disk); ``auto``
+loaded, and compiled the first time on a machine, ~10 s, then cached on disk); ``auto``
 (the default): the reference engine for small batches, where a pass costs less than the
 fused engine saves; the fused engine for batches whose reference buffers would not fit in
 :data:`LARGE_BYTES` (waiting for numba if need be); in between, the reference engine until
@@ -159,7 +159,14 @@ def _row_numbers(plan: Plan, data: Mapping[str, Array | float | None], n: int) -
 
 
 def reference_bytes(plan: Plan, data: Mapping[str, Array | float | None], n: int) -> int:
-    """About how much memory the reference engine's buffers take for ``n`` examples."""
+    """About how much memory the reference engine's buffers take for ``n`` examples.
+
+    >>> from tenflang_nb.core.program import parse
+    >>> plan = Plan(parse("declare input x\\ndeclare weight w\\ndeclare output y\\n"
+    ...                   "define y = mul x w\\n"))
+    >>> reference_bytes(plan, {"x": np.zeros(1000), "w": 2.0}, 1000)  # x and y, not w
+    16000
+    """
     return 8 * n * _row_numbers(plan, data, n)
 
 
@@ -168,7 +175,16 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
          keep: Iterable[str] | None = None) -> Run | FusedRun | _Deferred:
     """``plan.bind(data, n, means)`` on the chosen engine (see the module). ``keep``: the
     names whose per-example values the caller reads with ``value()`` after a run (default:
-    the plan's results); the fused engine stores only those (and what it needs)."""
+    the plan's results); the fused engine stores only those (and what it needs).
+
+    >>> from tenflang_nb.core.program import parse
+    >>> plan = Plan(parse("declare input x\\ndeclare output y\\ndefine y = mul x 2\\n"))
+    >>> run = bind(plan, {"x": np.array([1.0, 2.5])}, 2)  # small: the reference engine
+    >>> run.run(); type(run).__name__, run.value("y")
+    ('Run', array([2., 5.]))
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} (the engines: {', '.join(ENGINES)})")
     kept = set(plan.results if keep is None else keep)
     numbers = reference_bytes(plan, data, n) // 8
     if engine == "reference":
