@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from common import machine, one_thread, seconds, table, timed, torch_or_none
 
-from tenflang_nb.core import api
+from tenflang_nb.core import api, fused
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "digits"
 LR = 0.5
@@ -39,11 +39,11 @@ def accuracy(w: Weights, x: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(logits_of(w, x).argmax(axis=1) == y.argmax(axis=1)))
 
 
-def run_tenflang(x: np.ndarray, y: np.ndarray, steps: int, repeat: int
-                 ) -> tuple[float, Weights, Weights]:
+def run_tenflang(x: np.ndarray, y: np.ndarray, steps: int, repeat: int,
+                 engine: str = "auto") -> tuple[float, Weights, Weights]:
     gcp = api.parse_file(EXAMPLE / "gcp.tf")
     trainer = api.trainer(gcp, {"x": x, "y": y}, lr=LR, tol=0.0, max_iter=steps - 1,
-                          init="auto", seed=0)
+                          init="auto", seed=0, engine=engine)
 
     def train() -> api.TrainResult:
         trainer.reset()  # same start every repeat; the bound buffers are reused
@@ -110,12 +110,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=500, help="gradient evaluations")
     parser.add_argument("--repeat", type=int, default=3, help="keep the best of this many")
+    parser.add_argument("--engine", choices=["auto", "fused", "reference"], default="auto",
+                        help="tenflang's engine (auto: numba loaded first, as after the "
+                             "background load in a session)")
     args = parser.parse_args()
+    if args.engine != "reference":
+        fused.load()
     torch = torch_or_none()
     with np.load(EXAMPLE / "digits.npz") as data:
         x, y = data["x"], data["y"]
     with one_thread():
-        t_tf, start, w_tf = run_tenflang(x, y, args.steps, args.repeat)
+        t_tf, start, w_tf = run_tenflang(x, y, args.steps, args.repeat, args.engine)
         t_np, w_np = run_numpy(start, x, y, args.steps, args.repeat)
         torch_runs = []
         if torch is not None:
@@ -133,7 +138,8 @@ def main() -> None:
     print(f"bench_digits: {len(x):,} images, 64-32-10 network, {args.steps} full-batch "
           f"gradient evaluations, lr {LR}, single-threaded (best of {args.repeat}); "
           f"{machine()}")
-    rows = [["tenflang (trainer.run)", seconds(t_tf), "1.00", f"{accuracy(w_tf, x, y):.2%}"],
+    rows = [[f"tenflang (trainer.run, {args.engine})", seconds(t_tf), "1.00",
+             f"{accuracy(w_tf, x, y):.2%}"],
             ["numpy, hand-written", seconds(t_np), f"{t_np / t_tf:.2f}",
              f"{accuracy(w_np, x, y):.2%}"]]
     for name, t, w in torch_runs:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from common import machine, one_thread, seconds, table, timed, torch_or_none
 
-from tenflang_nb.core import api
+from tenflang_nb.core import api, fused
 from tenflang_nb.core.examples import SEED_EXAMPLE
 
 LR = 0.1
@@ -43,10 +43,10 @@ def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------- contenders
 
 
-def run_tenflang(gcp: api.Gcp, x: np.ndarray, y: np.ndarray, steps: int, repeat: int
-                 ) -> tuple[float, float]:
+def run_tenflang(gcp: api.Gcp, x: np.ndarray, y: np.ndarray, steps: int, repeat: int,
+                 engine: str = "auto") -> tuple[float, float]:
     trainer = api.trainer(gcp, {"x": x, "y": y}, lr=LR, tol=0.0, max_iter=steps - 1,
-                          init="zeros")
+                          init="zeros", engine=engine)
 
     def train() -> api.TrainResult:
         trainer.reset()  # back to w = 0, buffers kept: a repeat re-times the loop only
@@ -169,13 +169,18 @@ def main() -> None:
     parser.add_argument("--pair-steps", type=int, default=3, help="per-pair subset: steps")
     parser.add_argument("--repeat", type=int, default=3,
                         help="time each vectorised contender this many times, keep the best")
+    parser.add_argument("--engine", choices=["auto", "fused", "reference"], default="auto",
+                        help="tenflang's engine (auto: numba loaded first, as after the "
+                             "background load in a session)")
     args = parser.parse_args()
+    if args.engine != "reference":
+        fused.load()
     torch = torch_or_none()
     x, y = make_data(args.n)
     gcp = api.compile(api.parse(SEED_EXAMPLE))
     scale = (args.n / args.pairs) * (args.steps / args.pair_steps)
     with one_thread():
-        t_tf, w_tf = run_tenflang(gcp, x, y, args.steps, args.repeat)
+        t_tf, w_tf = run_tenflang(gcp, x, y, args.steps, args.repeat, args.engine)
         t_np, w_np = run_numpy(x, y, args.steps, args.repeat)
         torch_rows = []
         if torch is not None:
@@ -199,7 +204,7 @@ def main() -> None:
 
     print(f"bench_logistic: N = {args.n:,} pairs, {args.steps:,} gradient evaluations, "
           f"single-threaded (best of {args.repeat}); {machine()}")
-    rows = [["tenflang (trainer.run)", seconds(t_tf), "1.00", f"{w_tf:.6f}"],
+    rows = [[f"tenflang (trainer.run, {args.engine})", seconds(t_tf), "1.00", f"{w_tf:.6f}"],
             ["numpy, hand-written", seconds(t_np), f"{t_np / t_tf:.2f}", f"{w_np:.6f}"]]
     for name, t, w in torch_rows:
         rows.append([f"PyTorch {torch.__version__} eager, {name}", seconds(t),

@@ -25,13 +25,25 @@ Everything here is numpy: the instructions' numbers come from the compiled modul
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import Any, Protocol
 
 import numpy as np
 
 from .ops import OPS
-from .plan import Run, _Step
+from .plan import Run
+from .syntax import Define
+
+
+class _Step(Protocol):
+    """A planned line, as ``plan.Run`` keeps it (its ``steps``)."""
+
+    kernel: Callable[..., Any]
+    args: tuple[Any, ...]
+    out: np.ndarray
+    define: Define
 
 # TenFlang operators the block loop runs (by ops.py name), and the name of the loop's operator
 # (``fusedvm`` holds the numbers: the compiled file is the one source of the instruction set,
