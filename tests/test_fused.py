@@ -345,3 +345,23 @@ def test_training_memory_is_bounded_in_chunks(vm: Any, monkeypatch: Any) -> None
     assert peaks["reference"] > 5 * data_bytes  # a buffer for each of the 12 lines
     # a copy of the data, the buffers of chunks of two sizes, block-sized scratch arrays
     assert peaks["fused"] < data_bytes + 3 * fused.CHUNK_BYTES, peaks
+
+
+def test_the_command_line_chooses_the_engine(cli: Any, tmp_path: Path) -> None:
+    """``tfweightcalc --engine``: the same weights file from either engine (where numba is
+    missing, ``fused`` runs the reference engine: the same file too)."""
+    (tmp_path / "gcp.tf").write_text(api.compile(api.parse(SEED_EXAMPLE, "shape.tf")).text)
+    data = _seed_data(500)
+    rows = "".join(f"{x!r},{y!r}\n" for x, y in zip(data["x"].tolist(), data["y"].tolist(),
+                                                      strict=True))
+    (tmp_path / "data.csv").write_text("x,y\n" + rows)
+    written = {}
+    for engine in ("reference", "fused"):
+        result = cli("tfweightcalc", "gcp.tf", "data.csv", "--engine", engine, "--tol", "0",
+                     "--max-iter", "30", "-o", f"{engine}.txt", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        written[engine] = (tmp_path / f"{engine}.txt").read_text()
+    w = {k: float(v.split(":")[1].strip(" }\n")) for k, v in written.items()}
+    assert_close(w["fused"], w["reference"], "w")
+    bad = cli("tfweightcalc", "gcp.tf", "data.csv", "--engine", "gpu", cwd=tmp_path)
+    assert bad.returncode == 2 and "engine must be one of auto, fused, reference" in bad.stderr
