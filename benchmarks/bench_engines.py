@@ -8,8 +8,9 @@ contender single-threaded, taking turns in each round, best of ``--repeat``; eac
 final weights checked against tenflang's. The AVX2 run hides AVX-512 from numpy, OpenBLAS,
 numba, PyTorch (and MKL) and XLA (see study_engines.AVX2).
 
-The interactive measures run in fresh interpreters for the checkout given by ``--before``
-(default: the main checkout beside this worktree, ../main) and for this one:
+The interactive measures run in fresh interpreters for the commit given by ``--before``
+(default: where this branch left main; its files exported to a temporary folder) and for this
+checkout, taking turns:
 
 * a ``%%tenflang`` cell of the seed's program with its default views (best of 10, and the
   first cell of a session);
@@ -22,7 +23,7 @@ The trainer behind the panel and the ``--train`` cell is bound with the default 
 these data sets (200 pairs; 1,797 images) ``auto`` either stays on the reference engine or
 switches once numba has loaded in the background.
 
-    python benchmarks/bench_engines.py [--repeat 3] [--no-avx2] [--before PATH]
+    python benchmarks/bench_engines.py [--repeat 3] [--no-avx2] [--before REV]
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from study_engines import AVX2, XLA_ONE_THREAD, cpu_flags
@@ -43,7 +45,15 @@ import workloads
 from common import machine, one_thread, seconds, table
 
 REPO = Path(__file__).resolve().parents[1]
-BASELINE = REPO.parent / "main"
+
+
+def export(rev: str) -> Path:
+    """The files of commit ``rev`` in a temporary folder (a checkout to measure "before")."""
+    folder = Path(tempfile.mkdtemp(prefix="tenflang-before-"))
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
 
 
 def measure(repeat: int) -> dict[str, object]:
@@ -177,13 +187,11 @@ def interactive(checkout: Path) -> dict[str, float]:
     return result
 
 
-def interactive_table(before: Path | None, rounds: int = 3) -> str:
-    sides = {"after (this checkout)": REPO}
-    if before is not None:
-        sides = {f"before ({before.name})": before, **sides}
+def interactive_table(before: Path, rounds: int = 3) -> str:
+    sides = {"before": before, "after (this checkout)": REPO}
     best: dict[str, dict[str, float]] = {}
-    for _ in range(rounds):  # the two checkouts take turns
-        for label, checkout in sides.items():
+    for turn in range(rounds):  # the two checkouts take turns, first one then the other
+        for label, checkout in list(sides.items())[::1 if turn % 2 == 0 else -1]:
             got = interactive(checkout)
             mine = best.setdefault(label, {})
             for k, v in got.items():
@@ -201,8 +209,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-avx2", action="store_true", help="only this CPU's own mode")
-    parser.add_argument("--before", type=Path, default=BASELINE if BASELINE.exists() else None,
-                        help="the checkout to compare the interactive measures with")
+    parser.add_argument("--before", default="main",
+                        help="the commit to compare the interactive measures with (default: "
+                             "where this branch left main)")
     parser.add_argument("--no-interactive", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -220,8 +229,11 @@ def main() -> None:
         print(f"  {mode}: {result['flags']}; fused engine: {result['engine']}")
     print(issue_table(modes))
     if not args.no_interactive:
+        base = subprocess.run(["git", "-C", str(REPO), "merge-base", "HEAD", args.before],
+                              capture_output=True, text=True, check=True).stdout.strip()
         print()
-        print(interactive_table(args.before))
+        print(f"interactive: before = commit {base[:10]} (git merge-base HEAD {args.before})")
+        print(interactive_table(export(base)))
 
 
 if __name__ == "__main__":

@@ -270,6 +270,16 @@ def test_auto_keeps_small_batches_on_the_reference_without_loading(
     assert fresh["thread"] is None and fused.status() == "not loaded yet"
 
 
+def test_auto_loads_numba_only_for_a_long_run(fresh: dict[str, Any], monkeypatch: Any) -> None:
+    monkeypatch.setattr(fused, "AUTO_NUMBERS", 100)
+    monkeypatch.setattr(fused, "AUTO_AFTER", 3600.0)
+    run = fused.bind(_seed_plan(), {**_seed_data(1000), "w": 0.5}, 1000)
+    for _ in range(20):
+        run.run()
+    assert isinstance(run, fused._Deferred) and isinstance(run.current, Run)
+    assert fresh["thread"] is None  # a short training: numba never imported
+
+
 def test_auto_switches_to_fused_once_loaded(vm: Any, fresh: dict[str, Any],
                                             monkeypatch: Any) -> None:
     gate = threading.Event()
@@ -280,9 +290,12 @@ def test_auto_switches_to_fused_once_loaded(vm: Any, fresh: dict[str, Any],
 
     monkeypatch.setattr(fused, "_import_vm", slow)
     monkeypatch.setattr(fused, "AUTO_NUMBERS", 100)
+    monkeypatch.setattr(fused, "AUTO_AFTER", 0.0)
     plan, data = _seed_plan(), {**_seed_data(1000), "w": 0.5}
     run = fused.bind(plan, data, 1000, means=["lambda"])
-    assert isinstance(run, fused._Deferred) and fused.status() == "loading"
+    assert isinstance(run, fused._Deferred) and fused.status() == "not loaded yet"
+    run.run()  # the reference engine; numba starts loading now
+    assert fused.status() == "loading"
     run.run()  # still the reference engine
     first = run.mean("lambda")
     assert isinstance(run.current, Run)

@@ -15,8 +15,9 @@ accumulated over the chunks.
 loaded, and compiled the first time on a machine, ~10 s, then cached on disk); ``auto``
 (the default): the reference engine for small batches, where a pass costs less than the
 fused engine saves; the fused engine for batches whose reference buffers would not fit in
-:data:`LARGE_BYTES` (waiting for numba if need be); in between, the reference engine until
-numba has loaded in a background thread, then the fused one. Where numba is missing or its
+:data:`LARGE_BYTES` (waiting for numba if need be); in between, the reference engine, and
+once a run has spent :data:`AUTO_AFTER` seconds on it, numba loading in a background thread,
+then the fused engine. Where numba is missing or its
 loops fail to compile or to pass a self-test, every choice is the reference engine, silently
 (:func:`status` says why).
 """
@@ -28,6 +29,7 @@ import math
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
@@ -44,6 +46,10 @@ ENGINES = ("auto", "fused", "reference")
 # auto: the reference engine below this many numbers per pass (~1 ms of numpy calls): less
 # than the engine saves a pass, and numba is not even imported (nothing interactive waits)
 AUTO_NUMBERS = 1_000_000
+# auto, in between: numba is loaded in the background once the passes of one run have taken
+# this long on the reference engine (a longer training pays the load back; a shorter one, a
+# live panel's first seconds, never competes with it)
+AUTO_AFTER = 1.0
 # auto waits for numba (instead of starting with the reference engine) when the reference's
 # buffers would take more than this: more memory than the fused engine's whole budget
 LARGE_BYTES = 256 * 2**20
@@ -194,7 +200,7 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
     elif numbers < AUTO_NUMBERS:
         return plan.bind(data, n, means)
     else:
-        vm = load(wait=False)
+        vm = _STATE["vm"]
         if vm is None:
             return _Deferred(plan.bind(data, n, means), kept)
     if vm is not None:
@@ -206,20 +212,31 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
 
 
 class _Deferred:
-    """A reference run that becomes a fused one at the first ``run()`` after numba has
-    loaded in the background (the same buffers: callers holding them see no change)."""
+    """A reference run that starts loading numba in the background once it has run for
+    :data:`AUTO_AFTER` seconds (a short training never does), and becomes a fused one at the
+    first ``run()`` after that has finished (the same buffers: callers holding them see no
+    change)."""
 
     def __init__(self, run: Run, keep: set[str]) -> None:
         self.current: Run | FusedRun = run
         self._keep: set[str] | None = keep  # None: adopting failed, stay on the reference
+        self._spent = 0.0  # seconds of passes so far
 
     def run(self) -> None:
-        if isinstance(self.current, Run) and _STATE["vm"] is not None and self._keep is not None:
-            try:
-                self.current = FusedRun.adopt(self.current, self._keep, _STATE["vm"])
-            except Exception as err:  # stays on the reference engine
-                _STATE["fallback"] = f"{type(err).__name__}: {err}"
-                self._keep = None
+        if isinstance(self.current, Run) and self._keep is not None:
+            if _STATE["vm"] is not None:
+                try:
+                    self.current = FusedRun.adopt(self.current, self._keep, _STATE["vm"])
+                except Exception as err:  # stays on the reference engine
+                    _STATE["fallback"] = f"{type(err).__name__}: {err}"
+                    self._keep = None
+            elif self._spent >= AUTO_AFTER:
+                load(wait=False)
+            else:
+                start = time.perf_counter()
+                self.current.run()
+                self._spent += time.perf_counter() - start
+                return
         self.current.run()
 
     def __getattr__(self, name: str) -> Any:
