@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -113,8 +114,8 @@ def _import_vm() -> ModuleType:
 def load(wait: bool = True) -> ModuleType | None:
     """The compiled block loop, or None where it is unavailable (see :func:`status`).
 
-    ``wait=False`` never blocks: it starts loading in a background thread and returns None
-    until that has finished.
+    ``wait=False`` never blocks: it starts loading in a background thread (compiling, if
+    need be, in a child process) and returns None until that has finished.
     """
     with _LOCK:
         if _STATE["vm"] is not None or _STATE["why"] != "not loaded yet":
@@ -122,7 +123,7 @@ def load(wait: bool = True) -> ModuleType | None:
         thread = _STATE["thread"]
         if thread is None:
             thread = _STATE["thread"] = threading.Thread(
-                target=_load, name="tenflang-fused-engine", daemon=True)
+                target=_load, args=(not wait,), name="tenflang-fused-engine", daemon=True)
             thread.start()
     if wait:
         thread.join()
@@ -130,8 +131,28 @@ def load(wait: bool = True) -> ModuleType | None:
     return None
 
 
-def _load() -> None:
+def _compile_elsewhere() -> None:
+    """Fill numba's disk cache from a child process (nothing when it is already filled).
+
+    Compiling (~10 s, the first time on a machine) holds the GIL most of the time: in a
+    background thread of this process it would slow a live training loop or a notebook for
+    that long; in a child it only takes the other core. Then loading from the cache here is
+    short. Any failure here only means compiling here after all.
+    """
+    _wide_vectors()  # the child must compile for what this process will load
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    code = "from tenflang_nb.core import fused; fused._import_vm()"
     try:
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                       timeout=600, check=False)
+    except (OSError, subprocess.SubprocessError):
+        pass
+
+
+def _load(elsewhere: bool = False) -> None:
+    try:
+        if elsewhere and "numba" not in sys.modules:
+            _compile_elsewhere()
         vm, why = _import_vm(), ""
     except Exception as err:  # ImportError, numba's errors, a failed self-test: reference
         vm, why = None, f"{type(err).__name__}: {err}"
