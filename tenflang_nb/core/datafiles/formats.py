@@ -6,8 +6,9 @@ and its writer.
 Guide's table of formats all read :data:`FORMATS`: adding a format is one entry here, plus its
 reader (and writer) and tests.
 
->>> list(FORMATS)
-['brace', 'csv', 'original', 'npz']
+>>> csv = FORMATS["csv"]
+>>> csv.extensions, csv.binary, csv.write is not None
+(('.csv',), False, True)
 >>> [sniffed(head).name for head in ("{x: 1}", "x 1", "x,y", "x")]
 ['brace', 'original', 'csv', 'csv']
 >>> by_extension("W.NPZ").name, by_extension("w.txt")
