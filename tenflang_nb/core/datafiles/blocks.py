@@ -1,6 +1,7 @@
 """Text in blocks of whole lines, for the readers' fast paths: a string's or a file's (streamed
-and decoded as read_text would decode it whole), the head of a data file (its first
-significant line) and the numbers of the lines in a block."""
+and decoded as read_text would decode it whole), a data file's text from its head (its first
+significant line) on as every text format's reader takes it (``_Source``), and the numbers
+of the lines in a block."""
 
 from __future__ import annotations
 
