@@ -10,14 +10,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 import time
 import traceback
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from . import __version__
 from .core import api
 from .core.bindings import weight_record
-from .core.datafiles import format_table, output_format, read_data
+from .core.datafiles import FORMATS, DataTable, format_table, output_format, read_data
 from .core.errors import Diagnostic, TenFlangError
 from .core.ops import describe_operators
 from .core.preprocess import preprocess_text
@@ -48,6 +51,18 @@ def _parser(prog: str, description: str, epilog: str) -> argparse.ArgumentParser
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings or progress")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
+
+
+def _formats_help() -> str:
+    """The data formats for a command's epilog, from the registry of formats."""
+    lines = ["data files (the format by the file's name, else by its first line):"]
+    for f in FORMATS.values():
+        written = f.written_to()
+        about = f"{f.doc} (recognised by {f.recognised_by()}" + (
+            f"; -o writes it to {written})" if written else ")")
+        lines += textwrap.wrap(about.replace("`", ""), 79, initial_indent=f"  {f.name:<10}",
+                               subsequent_indent=" " * 12, break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog: str) -> int:
@@ -176,8 +191,7 @@ def _weightcalc(argv: list[str] | None) -> int:
     p = _parser("tfweightcalc", "Find the weights minimising the mean loss over the training "
                 "data by gradient descent, running the GCP on all examples at once.",
                 "example:\n  tfweightcalc gcp.tf training_data.txt > weights.txt\n\n"
-                "DATA: one record per line ({x: 1, y: 0}), a CSV file with a header, the "
-                "original's 'name value' lines, or an .npz file.")
+                + _formats_help())
     p.add_argument("gcp", metavar="GCP.tf", help="a gradient program made by tfcompiler")
     p.add_argument("data", metavar="DATA", help="the training data (inputs and expected "
                    "outputs)")
@@ -236,7 +250,8 @@ def weightcalc_main(argv: list[str] | None = None) -> int:
 def _evaluate(argv: list[str] | None) -> int:
     p = _parser("tfevaluate", "Run a TenFlang program once per input record and print its "
                 "output and loss values, one record per line (null: no value).",
-                "example:\n  tfevaluate shape.tf new_inputs.txt weights.txt")
+                "example:\n  tfevaluate shape.tf new_inputs.txt weights.txt\n\n"
+                + _formats_help())
     p.add_argument("program", metavar="PROGRAM.tf")
     p.add_argument("inputs", metavar="INPUTS", help="one or more input records")
     p.add_argument("weights", metavar="WEIGHTS", nargs="?",
@@ -256,15 +271,13 @@ def _evaluate(argv: list[str] | None) -> int:
     return 0
 
 
-def _warn_nonfinite(program: api.Program, inputs: object, weights: dict | None,
+def _warn_nonfinite(program: api.Program, inputs: DataTable, weights: dict | None,
                     results: list[dict]) -> None:
     """Say where the first NaN or infinite result came from (e.g. ln of a negative number)."""
-    import numpy as np
-
     for i, row in enumerate(results):
         for name, value in row.items():
             if value is not None and not np.all(np.isfinite(value)):
-                record = inputs.record(i)  # type: ignore[attr-defined]
+                record = inputs.record(i)
                 bad = api.first_nonfinite(program, {**record, **(weights or {})}, name)
                 where = bad.src.diag(f"'{bad.target}' is NaN or infinite here",
                                      1, severity="warning").render() if bad else ""

@@ -23,7 +23,8 @@ FLOW = [
     "program", "graph", "examples", "backprop", "forward", "plan", "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
-    "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost", "landscape", "api",
+    "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost",
+    "landscape", "api",
 ]
 CORE = PACKAGE / "core"
 

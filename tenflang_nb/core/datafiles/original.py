@@ -7,15 +7,26 @@ import re
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import matches_name
+from ..lexical import is_nonfinite_word, matches_name
+from .blocks import _Source
 from .checks import _bad_name, _number_problem
 from .table import DataTable
 
 
-def _parse_original(significant: list[tuple[int, str]], file: str) -> DataTable:
+def _sniff_original(head: str) -> bool:
+    stripped = head.strip()
+    tokens = stripped.split()
+    return len(tokens) == 2 and "," not in stripped and _looks_numeric(tokens[1])
+
+
+def _looks_numeric(token: str) -> bool:
+    return token[0] in "0123456789+-." or is_nonfinite_word(token)
+
+
+def _parse_original(source: _Source, file: str) -> DataTable:
     first_line: dict[str, int] = {}
     values: dict[str, float] = {}
-    for lineno, line in significant:
+    for lineno, line in source.significant():
         tokens = [(m.group(), m.start()) for m in re.finditer(r"\S+", line)]
         if len(tokens) != 2:
             col = tokens[2][1] if len(tokens) > 2 else len(line.rstrip())
@@ -48,6 +59,6 @@ def _parse_original(significant: list[tuple[int, str]], file: str) -> DataTable:
         names,
         {n: np.array([values[n]]) for n in names},
         {n: np.ones(1, dtype=bool) for n in names},
-        np.array([significant[0][0]]),
+        np.array([source.head[0]]),
         {n: np.zeros(1, dtype=bool) for n in names},
     )
