@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import fmt_shape
+from ..formatting import fmt_shape
 from ..ops import Shape
 from .table import Value
 
