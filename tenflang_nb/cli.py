@@ -22,6 +22,7 @@ from .core import api
 from .core.bindings import weight_record
 from .core.datafiles import FORMATS, DataTable, format_table, output_format, read_data
 from .core.errors import Diagnostic, TenFlangError
+from .core.formatting import fmt_number
 from .core.ops import describe_operators
 from .core.preprocess import preprocess_text
 from .core.settings import SETTINGS, SettingsError, TrainSettings
@@ -148,7 +149,8 @@ class _Progress:
         if self.enabled and (now - self.last > 0.2 or trainer.done):
             self.last = now
             sys.stderr.write(f"\riteration {record.iteration}/{self.max_iter}  "
-                             f"loss {record.loss:.6g}  |grad| {record.grad_norm:.3g}   ")
+                             f"loss {fmt_number(record.loss)}  "
+                             f"|grad| {fmt_number(record.grad_norm, 3)}   ")
             if trainer.done:
                 sys.stderr.write("\n")
             sys.stderr.flush()
@@ -231,8 +233,8 @@ def _weightcalc(argv: list[str] | None) -> int:
             state = f"ran {trainer.iterations} iterations (--tol 0: no convergence test)"
         else:
             state = f"warning: stopped by --max-iter {settings.max_iter} before converging"
-        print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss:.6g}, "
-              f"|grad| {last.grad_norm:.3g} (tol {settings.tol})", file=sys.stderr)
+        print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {fmt_number(last.loss)}, "
+              f"|grad| {fmt_number(last.grad_norm, 3)} (tol {settings.tol})", file=sys.stderr)
     # in the format the output's extension promises, so that tfevaluate reads it back
     _emit(format_table([trainer.weights], output_format(args.output),
                        args.output or "<stdout>"), args.output)

@@ -19,7 +19,7 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # is its submodules ("datafiles.brace", in the order they use each other) then its
 # __init__, all at the package's place.
 FLOW = [
-    "errors", "perf", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
+    "errors", "perf", "formatting", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
     "program", "graph", "examples", "backprop", "forward", "plan", "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",

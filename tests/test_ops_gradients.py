@@ -19,6 +19,7 @@ import pytest
 from helpers_fd import assert_gradients, fd_gradient, gcp_gradients, loss_of
 
 from tenflang_nb.core import api, ops
+from tenflang_nb.core.formatting import fmt_shape
 from tenflang_nb.core.program import parse
 
 # ------------------------------------------------------------------------ scalar operators
@@ -206,7 +207,7 @@ def _contract(expr: str, out_shape: str) -> str:
 
 
 def _decl(kind: str, name: str, shape: tuple[int, ...]) -> str:
-    return f"declare {kind} {name}" + (f" {ops.fmt_shape(shape)}" if shape else "") + "\n"
+    return f"declare {kind} {name}" + (f" {fmt_shape(shape)}" if shape else "") + "\n"
 
 
 def _tensor_case(expr: str, operands: dict[str, tuple[int, ...]], out: tuple[int, ...],
@@ -214,7 +215,7 @@ def _tensor_case(expr: str, operands: dict[str, tuple[int, ...]], out: tuple[int
     head = "".join(_decl("weight", n, s) for n, s in operands.items())
     values = {n: _r(*s, low=0.5, high=1.5) if positive else _r(*s) for n, s in operands.items()}
     values["C"] = _r(*out)
-    body = _contract(expr, ops.fmt_shape(out) if out else "")
+    body = _contract(expr, fmt_shape(out) if out else "")
     return head + body, values
 
 
@@ -311,7 +312,7 @@ BROADCASTS = [((3,), (3,)), ((3,), ()), ((), (3,)), ((2, 3), (3,)), ((3,), (2, 3
 
 @pytest.mark.parametrize("op", sorted(BINARY_POINTS))
 @pytest.mark.parametrize(("left", "right"), BROADCASTS,
-                         ids=[f"{ops.fmt_shape(a)}x{ops.fmt_shape(b)}" for a, b in BROADCASTS])
+                         ids=[f"{fmt_shape(a)}x{fmt_shape(b)}" for a, b in BROADCASTS])
 def test_broadcasting_binary_operator(op: str, left: tuple[int, ...],
                                       right: tuple[int, ...]) -> None:
     out = tuple(np.broadcast_shapes(left, right))

@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tenflang_nb.core import api
-from tenflang_nb.core.ops import fmt_shape
+from tenflang_nb.core.formatting import fmt_shape
 from tenflang_nb.core.program import ancestors, parse
 
 Shape = tuple[int, ...]

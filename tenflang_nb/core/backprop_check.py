@@ -65,7 +65,8 @@ import numpy as np
 from . import lexical, ops
 from .backprop import compile_program
 from .errors import Diagnostic, TenFlangError
-from .lexical import GIVEN_KINDS, adjoint_name, derivative_parts, fmt_shape
+from .formatting import fmt_assignments, fmt_list, fmt_shape, fmt_value
+from .lexical import GIVEN_KINDS, adjoint_name, derivative_parts
 from .plan import Plan
 from .program import Program, ancestors, check
 from .syntax import Comment, Declare, Define, Statement, parse_line
@@ -234,7 +235,7 @@ class BackpropCheck:
             out.extend("    " + t for t in explain(v))
         if self.lines:
             out.append(f"your lines (checked on {self.draws} random draws"
-                       + (f"; draw 1: {_sample_text(self.sample)}" if self.sample else "")
+                       + (f"; draw 1: {fmt_assignments(self.sample)}" if self.sample else "")
                        + "):")
             width = max(len(v.source.strip()) for v in self.lines)
             for v in self.lines:
@@ -274,32 +275,11 @@ def explain(v: LineVerdict) -> list[str]:
     out = []
     if v.expected is not None and v.actual is not None:
         what = v.reference or v.name
-        out.append(f"expected {what} = {fmt_value(v.expected[0])}, "
-                   f"got {fmt_value(v.actual[0])} (draw 1)")
+        out.append(f"expected {what} = {fmt_value(v.expected[0], 'report')}, "
+                   f"got {fmt_value(v.actual[0], 'report')} (draw 1)")
     if v.hint:
         out.append(f"hint: {v.hint}")
     return out
-
-
-def fmt_value(x: object) -> str:
-    """A value as a student reads it: 4 significant digits; tensors shortened.
-
-    >>> fmt_value(np.float64(-0.0)), fmt_value(np.array([1 / 3, 2.0, 1e-17, 4, 5]))
-    ('0', '[0.3333, 2, 0, 4, ...] (shape [5])')
-    """
-    a = np.asarray(x, dtype=float)
-    # rounding noise of a zero (its sign and last digits move with the BLAS kernel) is 0
-    a = np.where(np.abs(a) < 1e-12, 0.0, a) + 0.0
-    if a.shape == ():
-        return f"{float(a):.4g}"
-    flat = [f"{float(t):.4g}" for t in a.reshape(-1)[:4]]
-    more = ", ..." if a.size > 4 else ""
-    shape = f" (shape {fmt_shape(a.shape)})" if a.size > 4 or a.ndim > 1 else ""
-    return "[" + ", ".join(flat) + more + "]" + shape
-
-
-def _sample_text(sample: Mapping[str, float]) -> str:
-    return ", ".join(f"{k} = {fmt_value(v)}" for k, v in sample.items())
 
 
 # ------------------------------------------------------------------------------ the checker
@@ -830,7 +810,7 @@ class _Checker:
                     else "the incoming adjoint " if parts and ":" not in name else
                     "the compiler's ")
             what = kind + self.ref.describe(name)
-        hint = f"{v.name} should be {what} ({fmt_value(expected[0])} on draw 1)"
+        hint = f"{v.name} should be {what} ({fmt_value(expected[0], 'report')} on draw 1)"
         parts = derivative_parts(name.split(":")[0]) if not name.startswith("the ") else None
         if parts is not None and parts[0] != self.loss and parts[0] in self.ref.values:
             p = parts[0]
@@ -882,10 +862,10 @@ class _Checker:
                     f"term per use ({' + '.join(self._term_text(u) for u in uses)}): "
                     f"your value has {has}")
         defs = [self.shape.defs[p] for p in lines]
-        listing = _and([f"`{_code(d)}`" for d in defs])
-        where = (f"lines {_and([str(d.src.line) for d in defs])} of "
+        listing = fmt_list([f"`{_code(d)}`" for d in defs])
+        where = (f"lines {fmt_list([str(d.src.line) for d in defs])} of "
                  f"{self.shape.file.rsplit('/', 1)[-1]}")
-        missed = _and([f"{self._use_text(u)} ({self._term_text(u)})" for u in missing])
+        missed = fmt_list([f"{self._use_text(u)} ({self._term_text(u)})" for u in missing])
         s = "s" if len(missing) > 1 else ""
         return (f"fan-out: {v} is used {len(uses)} times, by {listing} ({where}), so {name} "
                 f"is the sum of one term per use; your value misses the term{s} via {missed}")
@@ -931,18 +911,20 @@ class _Checker:
                     f"the incoming adjoint {gname} (chain rule: {gname} · {pname})")
         if not _close(partial, np.ones_like(partial)) and _close(mine, g):
             return (f"your value is the incoming adjoint {gname} alone{where}: multiply it "
-                    f"by the local partial {described} ({fmt_value(partial[0])} on draw 1)")
+                    f"by the local partial {described} "
+                    f"({fmt_value(partial[0], 'report')} on draw 1)")
         for what, label in ((f"the value of {p}", p), (f"{v} itself", v)):
             value = ref.values[label]
             if value.shape == term.shape and _close(mine, g * value):
                 return (f"you used {what} where the local partial {described} belongs"
-                        f"{where}: on draw 1, {label} = {fmt_value(value[0])} but {pname} = "
-                        f"{fmt_value(partial[0])}")
+                        f"{where}: on draw 1, {label} = {fmt_value(value[0], 'report')} but "
+                        f"{pname} = {fmt_value(partial[0], 'report')}")
         return None
 
     def _partial_hint(self, p: str, m: str, actual: Array, expected: Array) -> str | None:
         values = self.ref.values
-        right = f"{self.ref.describe(adjoint_name(p, m))} ({fmt_value(expected[0])} on draw 1)"
+        right = (f"{self.ref.describe(adjoint_name(p, m))} "
+                 f"({fmt_value(expected[0], 'report')} on draw 1)")
         if p in values and _close(actual, values[p]):
             return f"your value is {p} itself, not its local partial: {right}"
         if m in values and _close(actual, values[m]):
@@ -983,10 +965,6 @@ def _close(a: Array, b: Array) -> bool:
         return False
     with np.errstate(all="ignore"):
         return bool(np.all(np.isfinite(a)) and np.allclose(a, b, rtol=RTOL, atol=ATOL))
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _code(d: Define | None) -> str:

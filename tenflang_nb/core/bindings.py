@@ -11,7 +11,8 @@ import numpy as np
 
 from .datafiles import DataTable, from_columns, from_records, value_shape
 from .errors import Diagnostic, TenFlangError
-from .lexical import GIVEN_KINDS, fmt_shape
+from .formatting import fmt_shape
+from .lexical import GIVEN_KINDS
 from .program import Program, ancestors
 from .textio import read_text
 

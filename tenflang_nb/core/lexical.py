@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from . import ops
 from .errors import TenFlangError
-from .ops import Shape, fmt_shape
+from .formatting import NULL, fmt_shape  # NULL: the word for a value never given
+from .ops import Shape
 
 __all__ = [
     "GIVEN_KINDS",
@@ -42,7 +43,6 @@ __all__ = [
     "adjoint_name",
     "code_part",
     "derivative_parts",
-    "fmt_shape",
     "is_keyword",
     "is_name",
     "is_number",
@@ -73,7 +73,6 @@ RETIRED_VECTOR_OPS = {
     "component_wise_add": "define_vector r = add u v",
     "component_wise_mul": "define_vector r = mul u v",
 }
-NULL = "null"  # a value that was never given, as data files write it
 NONFINITE_WORDS = frozenset({"inf", "infinity", "nan"})  # what float() would take: never data
 RESERVED_WORDS = frozenset({
     *INSTRUCTIONS, *VECTOR_OPERATIONS, *RETIRED_VECTOR_OPS,

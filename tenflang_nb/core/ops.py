@@ -31,6 +31,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .formatting import fmt_shape
+
 Shape = tuple[int, ...]
 
 
@@ -133,11 +135,6 @@ class Op:
 
 
 # ---------------------------------------------------------------------------- shape rules
-
-
-def fmt_shape(shape: Shape) -> str:
-    """``(64, 32)`` -> ``[64, 32]``; a scalar is ``[]``."""
-    return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
 def _same(a: Shape) -> Shape:

@@ -22,7 +22,8 @@ import numpy as np
 
 from . import ops
 from .errors import TenFlangError
-from .lexical import GIVEN_KINDS, fmt_shape
+from .formatting import fmt_shape
+from .lexical import GIVEN_KINDS
 from .ops import Const, KernelSpec, Shape
 from .program import Program, ancestors
 from .syntax import Define

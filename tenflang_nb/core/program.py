@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from . import lexical, ops, preprocess
 from .errors import Diagnostic, TenFlangError
-from .lexical import GIVEN_KINDS, fmt_shape
+from .formatting import fmt_list, fmt_shape
+from .lexical import GIVEN_KINDS
 from .ops import Const, Shape, ShapeError
 from .perf import gc_paused
 from .syntax import Comment, Declare, Define, Src, Statement, parse_statements
@@ -235,7 +236,7 @@ def _check_define(s: Define, decls: dict[str, Declare], defs: dict[str, Define],
         try:
             shape = op.shape(*arg_shapes)
         except ShapeError as exc:
-            described = " and ".join(fmt_shape(a) for a in arg_shapes)
+            described = fmt_list([fmt_shape(a) for a in arg_shapes])
             errors.append(s.src.diag(f"{s.op} of {described}: {exc}", 3))
             failed.add(target)
             return

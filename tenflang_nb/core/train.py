@@ -22,7 +22,8 @@ from typing import Generic, TypeVar, overload
 import numpy as np
 
 from .errors import ComputeError, Diagnostic, TenFlangError
-from .lexical import adjoint_name, fmt_shape
+from .formatting import fmt_shape
+from .lexical import adjoint_name
 from .optimizers import OPTIMIZERS, OptimizerState
 from .plan import Plan, batch_mean
 from .program import Program, ancestors

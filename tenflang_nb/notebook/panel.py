@@ -45,6 +45,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from ..core.errors import TenFlangError
+from ..core.formatting import fmt_number
 from ..core.landscape import (
     Landscape,
     Layout,
@@ -114,7 +115,7 @@ class Parameter:
         """Why this control cannot show ``value`` (a valid setting), or None if it can."""
         if self.widget == "FloatLogSlider" and value <= 0:
             return (f"{self.label} must be > 0 to be shown on a log slider; "
-                    f"use a tiny value such as {self.low:g}")
+                    f"use a tiny value such as {fmt_number(self.low)}")
         return None
 
     def control(self, value: float) -> widgets.ValueWidget:
@@ -223,15 +224,6 @@ class LiveLandscape:
             return plane_for(layout, weights, [layout.label(0), layout.label(1)])
 
 
-def _num(x: float, digits: int = 3) -> str:
-    """Short number for the status line: ``0.0123``, ``4.1e-3``, ``inf``."""
-    text = f"{x:.{digits}g}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        text = f"{mantissa}e{int(exponent)}"
-    return text
-
-
 class TrainingPanel:
     """Train a GCP by gradient descent from a widget panel (see the module docstring).
 
@@ -292,7 +284,7 @@ class TrainingPanel:
             value = getattr(self._base, p.name)
             problem = p.check(value)
             if problem:
-                notes.append(f"{problem}: using {p.default:g}")
+                notes.append(f"{problem}: using {fmt_number(p.default)}")
                 value = p.default
             control = p.control(value)
             control.observe(self._on_setting, names="value")
@@ -350,7 +342,8 @@ class TrainingPanel:
             parts.append(f"iteration {t.iterations}/{self.controls['max_iter'].value}")
             if t.history:
                 last = t.history[-1]
-                parts += [f"loss {_num(last.loss)}", f"|grad| {_num(last.grad_norm)}"]
+                parts += [f"loss {fmt_number(last.loss, 3, notation='short')}",
+                          f"|grad| {fmt_number(last.grad_norm, 3, notation='short')}"]
         parts.append(self._state_words())
         return " · ".join(parts)
 
@@ -707,7 +700,7 @@ class TrainingPanel:
 
     def _settings_text(self) -> str:
         values = {p.label: self.controls[p.name].value for p in PARAMETERS}
-        return ", ".join(f"{label} {v}" if isinstance(v, int) else f"{label} {v:g}"
+        return ", ".join(f"{label} {v}" if isinstance(v, int) else f"{label} {fmt_number(v)}"
                          for label, v in values.items())
 
     def _publish(self) -> None:

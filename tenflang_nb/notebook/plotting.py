@@ -22,6 +22,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import LogFormatterSciNotation, LogLocator, MaxNLocator
 from PIL import Image
 
+from ..core.formatting import fmt_list, fmt_number
 from ..core.landscape import Landscape, Path, Plane
 from ..core.train import Record
 
@@ -48,7 +49,7 @@ class _PlainLogFormatter(LogFormatterSciNotation):
     """Matplotlib's choice of which log ticks to label, written as plain numbers ("0.6")."""
 
     def __call__(self, x: float, pos: int | None = None) -> str:
-        return f"{x:.3g}" if super().__call__(x, pos) else ""
+        return fmt_number(x, 3) if super().__call__(x, pos) else ""
 
 
 def _log_limits(y: np.ndarray) -> tuple[float, float]:
@@ -159,7 +160,7 @@ class LandscapeFigure(Figure):
                    if len(p) and np.any(np.isfinite(p.distance))), default=0.0)
         text = ""
         if far > 1e-9 * max(1.0, float(np.linalg.norm(plane.origin))):
-            text = (f"path projected (up to {far:.3g} off the "
+            text = (f"path projected (up to {fmt_number(far, 3)} off the "
                     f"{'line' if plane.dims == 1 else 'plane'})")
         self.note.set_text(text)
         self.note.set_visible(bool(text))
@@ -182,7 +183,7 @@ def describe_plane(plane: Plane) -> str:
         return "the loss against " + (f"its weight {plane.labels[0]}" if plane.dims == 1
                                       else f"its weights {plane.labels[0]}, {plane.labels[1]}")
     if plane.kind == "components":
-        return "the final weights, varying " + " and ".join(plane.labels)
+        return "the final weights, varying " + fmt_list(plane.labels)
     if plane.kind == "random":
         return (f"random filter-normalised direction{'s' * (plane.dims > 1)} (seed {plane.seed}) "
                 "through the final weights")

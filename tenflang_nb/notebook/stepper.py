@@ -36,8 +36,9 @@ import numpy as np
 
 from ..core import ops
 from ..core.backprop import Gcp
+from ..core.formatting import fmt_assignments, fmt_list, fmt_value
 from ..core.graph import DataFlowGraph
-from ..core.lexical import GIVEN_KINDS, NULL, adjoint_name, split_derivative
+from ..core.lexical import GIVEN_KINDS, adjoint_name, split_derivative
 from ..core.ops import Const, Ref
 from ..core.program import Program
 from ..core.syntax import Comment, Define
@@ -46,7 +47,7 @@ from .views_code import MAX_LISTED
 if TYPE_CHECKING:
     from .model import TenFlangModel
 
-__all__ = ["Step", "StepperRun", "explain", "fmt_step_value", "formula"]
+__all__ = ["Step", "StepperRun", "explain", "formula"]
 
 NOT_YET = "?"  # a label whose line has not run yet
 
@@ -90,35 +91,6 @@ class StepperRun:
                 "graph. Step (or press →) to run the GCP one line at a time: the forward pass "
                 f"computes every value, then the backward pass computes the adjoints "
                 f"d/{self.loss}/d/v from the loss (whose own adjoint is 1) back to the weights.")
-
-
-# ------------------------------------------------------------------------------ numbers
-
-
-def _num(x: float) -> str:
-    if np.isnan(x):
-        return "nan"
-    return f"{x + 0.0:.4g}"  # + 0.0: no '-0'
-
-
-def fmt_step_value(value: Any) -> str:
-    """A value in a few characters: 4 significant digits; a tensor as its shape and its first
-    entries; ``null`` for NULL.
-
-    >>> fmt_step_value(0.123456), fmt_step_value(None), fmt_step_value(np.arange(5.0))
-    ('0.1235', 'null', '[5] 0, 1, 2, …')
-    >>> fmt_step_value(np.array([[1.0, -2.0]]))
-    '[1×2] 1, -2'
-    """
-    if value is None:
-        return NULL
-    array = np.asarray(value, dtype=float)
-    if array.ndim == 0:
-        return _num(float(array))
-    flat = array.ravel()
-    entries = ", ".join(_num(float(x)) for x in flat[: 4 if flat.size <= 4 else 3])
-    more = ", …" if flat.size > 4 else ""
-    return f"[{'×'.join(str(d) for d in array.shape)}] {entries}{more}"
 
 
 # ------------------------------------------------------------------------------ formulas
@@ -241,10 +213,6 @@ class _Gcp:
         return list(dict.fromkeys(found))
 
 
-def _and(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 # ------------------------------------------------------------------------------ captions
 
 
@@ -302,9 +270,9 @@ def _adjoint_caption(g: _Gcp, d: Define, v: str, k: int | None, users: list[str]
             return f"{head}: {rule}{only}"
     if d.op == "add" and set(d.variables()) <= g.terms.get(v, set()) | g.sums.get(v, set()):
         if k is None:
-            return (f"{head}: {v} is used by {len(users)} lines ({_and(users)}): its adjoint "
+            return (f"{head}: {v} is used by {len(users)} lines ({fmt_list(users)}): its adjoint "
                     "is the sum of the contributions through each use")
-        return f"{head}: the contributions through {_and(users)} so far, added up"
+        return f"{head}: the contributions through {fmt_list(users)} so far, added up"
     if d.op is None and isinstance(d.args[0], Const):
         return f"{head}: the loss is a copy of {v}, so {v}'s adjoint is 1"
     if d.op is None and len(users) == 1 and g.program.defs[users[0]].op is None:
@@ -313,8 +281,8 @@ def _adjoint_caption(g: _Gcp, d: Define, v: str, k: int | None, users: list[str]
         shape = g.program.shapes[v]
         to = f"{v}'s shape {list(shape)}" if shape else f"a scalar like {v}"
         return (f"{head}: summed down to {to} "
-                f"(undoing the broadcast in {_and([g.text(p) for p in users])})")
-    through = _and([g.text(p) for p in users])
+                f"(undoing the broadcast in {fmt_list([g.text(p) for p in users])})")
+    through = fmt_list([g.text(p) for p in users])
     if k is not None:
         return f"{head}: a step of {v}'s contribution through {through}"
     return f"{head}: the vector-Jacobian product through {through}"
@@ -330,7 +298,7 @@ def _numbers(d: Define, env: Mapping[str, Any], value: str) -> str:
         v = env.get(a)
         if v is not None and np.ndim(v) != 0:
             return f"= {value}"
-        shown.append(fmt_step_value(v))
+        shown.append(fmt_value(v, "step"))
     if d.op is None or (d.op is not None and not ops.OPS[d.op].elementwise):
         return f"= {value}"
     return f"= {formula(d.op, shown)} = {value}"
@@ -356,7 +324,7 @@ def explain(model: TenFlangModel, example: Any = None) -> StepperRun:
     given = {n: record.get(n) for n in program.names(*GIVEN_KINDS) if n not in model.weights}
     env: dict[str, Any] = {**given, **model.weights}
     start: dict[str, dict[str, str]] = {
-        v: {"value": fmt_step_value(env[v]) if v in env else NOT_YET} for v in program.decls}
+        v: {"value": fmt_value(env[v], "step") if v in env else NOT_YET} for v in program.decls}
     pending: dict[str, list[tuple[str, str]]] = {}
     steps: list[Step] = []
     listed = [t for t in trace if t.line <= MAX_LISTED]
@@ -366,7 +334,7 @@ def explain(model: TenFlangModel, example: Any = None) -> StepperRun:
         line = gcp.lines[number - 1]
         d = line.statement
         assert isinstance(d, Define)
-        value = fmt_step_value(t.value)
+        value = fmt_value(t.value, "step")
         updates: list[tuple[str, str, str]] = []
         if line.section == "forward":
             node: str | None = d.target
@@ -392,8 +360,8 @@ def explain(model: TenFlangModel, example: Any = None) -> StepperRun:
         for v, row, text in s.updates:
             if len(text) > len(widest[v].get(row, "")):
                 widest[v][row] = text
-    weights = ", ".join(f"{w} = {fmt_step_value(x)}" for w, x in model.weights.items())
-    example_text = "{" + ", ".join(f"{n}: {fmt_step_value(x)}" for n, x in given.items()) + "}"
+    weights = fmt_assignments(model.weights, "step")
+    example_text = "{" + ", ".join(f"{n}: {fmt_value(x, 'step')}" for n, x in given.items()) + "}"
     return StepperRun(model.name, example_text, weights, loss, gcp, steps, start, widest,
                       len(trace) - len(listed))
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.datafiles import format_record
 from ..core.errors import TenFlangError
+from ..core.formatting import fmt_number, fmt_rel_error, fmt_seconds, fmt_value
 from ..core.program import Program
 from .stepper import explain
 from .views_check import backprop_check_html
@@ -30,21 +31,14 @@ from .views_diag import error_view
 from .views_graph import graph_html, layout_graph, order_html
 from .views_html import Rendered, esc, new_prefix, page
 from .views_stepper import stepper_html
-from .views_tables import (
-    fmt_rel_error,
-    fmt_short,
-    fmt_value,
-    table_html,
-    table_text,
-    weights_html,
-)
+from .views_tables import table_html, table_text, weights_html
 
 if TYPE_CHECKING:
     from .model import Cost, Evaluation, GradCheck, TenFlangModel
 
 __all__ = [
     "VIEWS", "View", "ViewOptions", "backprop_check_html", "cost_html", "default_views",
-    "describe_views", "dot_source", "evaluation_html", "evaluation_text", "fmt_seconds",
+    "describe_views", "dot_source", "evaluation_html", "evaluation_text",
     "gradcheck_html", "gradcheck_text", "model_html", "parse_views", "program_view",
     "stepper_view", "training_summary", "values_view",
 ]
@@ -214,7 +208,7 @@ def _values_body(model: TenFlangModel, example: Any, prefix: str) -> str:
     table = model.example(example)
     values = model.values(table)
     adjoints = model.adjoints
-    shown = {v: (fmt_short(val), fmt_short(grad) if v in adjoints else None)
+    shown = {v: (fmt_value(val, "label"), fmt_value(grad, "label") if v in adjoints else None)
              for v, (val, grad) in values.items()}
     record = format_record(table.record(0))
     where = f"training example {example or 0}: " if isinstance(example, int | None) else ""
@@ -308,23 +302,8 @@ def evaluation_html(evaluation: Evaluation) -> str:
                 interactive=False)
 
 
-def fmt_seconds(seconds: float) -> str:
-    """A measured time to two significant digits, in the unit a reader expects.
-
-    >>> fmt_seconds(0.2122), fmt_seconds(7.93e-05), fmt_seconds(0.00123), fmt_seconds(12.3)
-    ('0.21 s', '79 µs', '1.2 ms', '12 s')
-    >>> fmt_seconds(0.000123), fmt_seconds(0.05)
-    ('120 µs', '50 ms')
-    """
-    for unit, scale, least in (("s", 1.0, 0.1), ("ms", 1e-3, 1e-3), ("µs", 1e-6, 0.0)):
-        if seconds >= least:
-            value = float(f"{seconds / scale:.2g}")
-            return f"{value:g} {unit}"
-    raise AssertionError("unreachable")
-
-
 def _times(ratio: float) -> str:
-    return f"{float(f'{ratio:.2g}'):,.10g}×"
+    return f"{fmt_number(ratio, 2, notation='plain')}×"
 
 
 def _cost_body(cost: Cost) -> str:
@@ -391,8 +370,8 @@ def gradcheck_html(check: GradCheck) -> str:
     classes = {i: "tf-fail" for i, r in enumerate(check) if not r["ok"]}
     verdict = ('<span class="tf-ok">all gradients agree</span>' if check.ok
                else '<span class="tf-fail">some gradients disagree</span>')
-    note = (f"GCP gradient vs central differences (eps {check.eps:g}); ok when the relative "
-            f"error is at most {check.rtol:g}. ")
+    note = (f"GCP gradient vs central differences (eps {fmt_number(check.eps)}); ok when the "
+            f"relative error is at most {fmt_number(check.rtol)}. ")
     if check.skipped:
         note += f"{check.skipped} more tensor entries not checked."
     body = (f"<div>{verdict}</div>"

@@ -15,7 +15,8 @@ The core computed everything shown (``core.backprop_check``); this module only l
 
 from __future__ import annotations
 
-from ..core.backprop_check import BackpropCheck, LineVerdict, explain, fmt_value, status_text
+from ..core.backprop_check import BackpropCheck, LineVerdict, explain, status_text
+from ..core.formatting import fmt_assignments
 from .views_code import source_lines
 from .views_diag import diagnostic_html
 from .views_html import esc, new_prefix, page
@@ -85,7 +86,7 @@ def backprop_check_html(result: BackpropCheck) -> str:
         body = head + "".join(diagnostic_html(d, lines) for d in result.error.diagnostics[:20])
         return page(body, new_prefix(body), interactive=False)
     roots = "".join(_root_html(v) for v in result.roots)
-    sample = ", ".join(f"{k} = {fmt_value(v)}" for k, v in result.sample.items())
+    sample = fmt_assignments(result.sample)
     note = (f"Checked against the compiler's d/{result.loss}/d/v on {result.draws} random "
             "draws of the inputs and weights" + (f" (draw 1: {sample})" if sample else "")
             + ".")

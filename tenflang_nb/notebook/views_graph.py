@@ -26,8 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.formatting import fmt_shape
 from ..core.graph import DataFlowGraph
-from ..core.lexical import GIVEN_KINDS, fmt_shape
+from ..core.lexical import GIVEN_KINDS
 from ..core.ops import Const
 from ..core.program import Program
 from .views_html import attrs, esc, plain_only, png_img, styled_only

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import MAX_SHAPE_RANK, fmt_shape, is_null, is_number, matches_name
+from ..formatting import fmt_shape
+from ..lexical import MAX_SHAPE_RANK, is_null, is_number, matches_name
 from ..ops import Shape
 from .blocks import _line_numbers, _plain, _significant, _Source
 from .checks import _bad_name, _cut, _number_problem, _ShapeLedger

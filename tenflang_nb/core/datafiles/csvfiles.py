@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import MAX_SHAPE_RANK, NAME_PATTERN, NULL, fmt_shape, is_null, is_number
+from ..formatting import fmt_shape
+from ..lexical import MAX_SHAPE_RANK, NAME_PATTERN, NULL, is_null, is_number
 from ..ops import Shape
 from .blocks import _block_line, _line_numbers, _plain, _significant, _Source
 from .checks import _cut, _number_problem

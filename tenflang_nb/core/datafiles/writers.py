@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import NULL, fmt_shape
+from ..formatting import fmt_shape
+from ..lexical import NULL
 from ..ops import Shape
 from .table import Value
 
