@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .core.ops import describe_operators
+from .core.describe_ops import describe_operators
 from .core.settings import SETTINGS
 
 __all__ = ["TABLES", "section", "settings_table", "update", "views_table"]

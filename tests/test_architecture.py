@@ -20,7 +20,8 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # __init__, all at the package's place.
 FLOW = [
     "errors", "perf", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
-    "program", "graph", "examples", "backprop", "forward", "plan", "optimizers", "settings",
+    "program", "graph", "examples", "backprop", "forward", "describe_ops", "plan",
+    "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost", "landscape", "api",
@@ -123,6 +124,6 @@ def test_the_guides_generated_tables_are_current(table: str) -> None:
 
 
 def test_the_operator_table_is_the_one_tfcompiler_lists() -> None:
-    from tenflang_nb.core.ops import describe_operators
+    from tenflang_nb.core.describe_ops import describe_operators
 
     assert guide.section(GUIDE.read_text("utf-8"), "operators") == describe_operators()
