@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .core.describe_ops import describe_operators
+from .core.describe_ops import derivative_table, operator_table
 from .core.settings import SETTINGS
 
 __all__ = ["TABLES", "section", "settings_table", "update", "views_table"]
@@ -48,7 +48,8 @@ def views_table() -> str:
 
 
 TABLES: dict[str, Callable[[], str]] = {
-    "operators": describe_operators,
+    "operators": operator_table,
+    "derivatives": derivative_table,
     "settings": settings_table,
     "views": views_table,
 }

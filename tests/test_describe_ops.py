@@ -13,7 +13,12 @@ import pytest
 
 from tenflang_nb.core import ops
 from tenflang_nb.core.backprop import compile_program
-from tenflang_nb.core.describe_ops import derivative_cells, describe_operators
+from tenflang_nb.core.describe_ops import (
+    derivative_cells,
+    derivative_table,
+    describe_operators,
+    operator_table,
+)
 from tenflang_nb.core.forward import compile_forward
 from tenflang_nb.core.ops import Const, Shape, fmt_shape
 from tenflang_nb.core.program import Program, parse
@@ -82,27 +87,35 @@ def test_the_table_writes_what_the_compilers_emit(op: ops.Op, shapes: tuple[Shap
         assert forward.startswith("none: v does not change")
 
 
+def _rows(table: str) -> dict[str, list[str]]:
+    """A generated table's rows by operator keyword, as their cells."""
+    rows = [line.strip("| ").split(" | ") for line in table.splitlines()[2:]]
+    return {cells[0].split(" / ")[0].strip("`"): cells for cells in rows}
+
+
 def test_rows_read_as_the_derivatives_a_student_knows() -> None:
-    rows = {line.split(" | ")[0].removeprefix("| "): line
-            for line in describe_operators().splitlines()[2:]}
-    assert "d/v/d/a = `mul v (sub 1 v)`" in rows["`logistic`"]  # o (1 - o)
-    assert "d/v/d/a = `sub 1 (mul v v)`" in rows["`tanh`"]
-    assert "d/v/d/a = `b`; d/v/d/b = `a`" in rows["`mul`"]
-    assert "d/v/d/w = `add (mul d/v/d/a da) (mul d/v/d/b db)`" in rows["`mul`"]
+    rows = {name: " | ".join(cells) for name, cells in _rows(derivative_table()).items()}
+    assert "d/v/d/a = `mul v (sub 1 v)`" in rows["logistic"]  # o (1 - o)
+    assert "d/v/d/a = `sub 1 (mul v v)`" in rows["tanh"]
+    assert "d/v/d/a = `b`<br>d/v/d/b = `a`" in rows["mul"]
+    assert "d/v/d/w = `add (mul d/v/d/a da) (mul d/v/d/b db)`" in rows["mul"]
     # a dense layer x W: the weight's gradient is the outer product of input and adjoint
-    assert ("a [3], b [3, 2]: d/L/d/a += `matmul g (transpose b)`; d/L/d/b += `outer a g`"
-            in rows["`matmul`"])
-    assert "d/v/d/w = `add (matmul da b) (matmul a db)`" in rows["`matmul`"]
-    assert "a [3]: d/L/d/a += `div (broadcast g a) 3`" in rows["`mean`"]
+    assert ("*a [3], b [3, 2]:*<br>d/L/d/a += `matmul g (transpose b)`<br>"
+            "d/L/d/b += `outer a g`") in rows["matmul"]
+    assert "d/v/d/w = `add (matmul da b) (matmul a db)`" in rows["matmul"]
+    assert "*a [3]:* d/L/d/a += `div (broadcast g a) 3`" in rows["mean"]
 
 
-def test_every_row_has_both_modes() -> None:
-    rows = describe_operators().splitlines()[2:]
-    assert len(rows) == len(ops.OPS_LIST)
-    for op, row in zip(ops.OPS_LIST, rows, strict=True):
-        cells = row.split(" | ")
-        assert len(cells) == 6, row
-        assert "`" in cells[4] and ("`" in cells[5] or cells[5].startswith("none")), op.name
+def test_every_operator_has_a_row_in_each_table() -> None:
+    names = [op.name for op in ops.OPS_LIST]
+    operators, derivatives = _rows(operator_table()), _rows(derivative_table())
+    assert list(operators) == list(derivatives) == names
+    for op in ops.OPS_LIST:
+        assert operators[op.name][1:] == [str(op.arity), op.doc + " (helper)" * op.helper,
+                                          f"`{op.math}`"]
+        reverse, forward = derivatives[op.name][1:]
+        assert "`" in reverse and ("`" in forward or forward.startswith("none")), op.name
+    assert describe_operators() == operator_table() + "\n" + derivative_table()
 
 
 # ------------------------------------------------------------------------ derived rules

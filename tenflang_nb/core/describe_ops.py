@@ -23,7 +23,7 @@ from .lexical import adjoint_name
 from .ops import Const, Op, Ref, Shape, fmt_shape
 from .syntax import Define
 
-__all__ = ["derivative_cells", "describe_operators"]
+__all__ = ["derivative_cells", "derivative_table", "describe_operators", "operator_table"]
 
 OPERANDS = ("a", "b")
 RESULT = "v"
@@ -91,8 +91,8 @@ class _Symbolic:
 
 def _reverse(s: _Symbolic) -> str:
     if s.op.partials is not None:  # the GCP names the local partials, then multiplies
-        return "; ".join(f"{adjoint_name(RESULT, m)} = `{s.partial(m)}`" for m in s.operands)
-    return "; ".join(f"{adjoint_name('L', m)} += `{s.vjp(m)}`" for m in s.operands)
+        return "<br>".join(f"{adjoint_name(RESULT, m)} = `{s.partial(m)}`" for m in s.operands)
+    return "<br>".join(f"{adjoint_name('L', m)} += `{s.vjp(m)}`" for m in s.operands)
 
 
 def _forward(s: _Symbolic) -> str:
@@ -117,8 +117,9 @@ def derivative_cells(op: Op) -> tuple[str, str]:
             continue
         labels = (", ".join(f"{a} {fmt_shape(s.shapes[a])}" for a in s.operands)
                   for s in cases)
-        cells.append("<br>".join(f"{label}: {t}" for label, t in zip(labels, texts,
-                                                                     strict=True)))
+        # a label on a line of its own above the lines of a binary operator's case
+        cells.append("<br>".join(f"*{label}:*{'<br>' if '<br>' in t else ' '}{t}"
+                                 for label, t in zip(labels, texts, strict=True)))
     return cells[0], cells[1]
 
 
@@ -126,18 +127,37 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")  # a bare '|' would end the Markdown cell
 
 
-def describe_operators() -> str:
-    """The operator table as Markdown (``tfcompiler --list-ops``; the Guide embeds it).
+def operator_table() -> str:
+    """The operators as Markdown: keyword, operands, meaning and value.
 
-    >>> describe_operators().splitlines()[0]
-    '| operator | operands | meaning | value | reverse mode (the GCP) | forward mode |'
+    >>> operator_table().splitlines()[2]
+    '| `add` | 2 | sum of two values | `a + b` |'
     """
-    rows = ["| operator | operands | meaning | value | reverse mode (the GCP) | forward mode |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| operator | operands | meaning | value |", "|---|---|---|---|"]
     for op in ops.OPS_LIST:
-        names = " / ".join(f"`{n}`" for n in (op.name, *op.aliases))
         doc = op.doc + (" (helper)" if op.helper else "")
-        reverse, forward = derivative_cells(op)
-        rows.append(f"| {names} | {op.arity} | {_cell(doc)} | `{op.math}` | {_cell(reverse)} "
-                    f"| {_cell(forward)} |")
+        rows.append(f"| {_names(op)} | {op.arity} | {_cell(doc)} | `{op.math}` |")
     return "\n".join(rows) + "\n"
+
+
+def derivative_table() -> str:
+    """The derivative rules as Markdown: per operator, reverse mode and forward mode.
+
+    >>> derivative_table().splitlines()[2]
+    '| `add` | d/v/d/a = `1`<br>d/v/d/b = `1` | d/v/d/w = `add da db` |'
+    """
+    rows = ["| operator | reverse mode (the GCP) | forward mode |", "|---|---|---|"]
+    for op in ops.OPS_LIST:
+        reverse, forward = derivative_cells(op)
+        rows.append(f"| {_names(op)} | {_cell(reverse)} | {_cell(forward)} |")
+    return "\n".join(rows) + "\n"
+
+
+def describe_operators() -> str:
+    """Both tables, as ``tfcompiler --list-ops`` prints them (the Guide's section 5 has them
+    with text between)."""
+    return operator_table() + "\n" + derivative_table()
+
+
+def _names(op: Op) -> str:
+    return " / ".join(f"`{n}`" for n in (op.name, *op.aliases))
