@@ -21,9 +21,9 @@ from . import __version__
 from .core import api
 from .core.bindings import weight_record
 from .core.datafiles import FORMATS, DataTable, format_table, output_format, read_data
+from .core.describe_ops import describe_operators
 from .core.errors import Diagnostic, TenFlangError
 from .core.formatting import fmt_number
-from .core.ops import describe_operators
 from .core.preprocess import preprocess_text
 from .core.settings import SETTINGS, SettingsError, TrainSettings
 from .core.textio import OutputFile, read_text, write_atomic

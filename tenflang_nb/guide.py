@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .core.datafiles import FORMATS
-from .core.ops import describe_operators
+from .core.describe_ops import derivative_table, operator_table
 from .core.settings import SETTINGS
 
 __all__ = ["TABLES", "formats_table", "section", "settings_table", "update", "views_table"]
@@ -60,7 +60,8 @@ def formats_table() -> str:
 
 
 TABLES: dict[str, Callable[[], str]] = {
-    "operators": describe_operators,
+    "operators": operator_table,
+    "derivatives": derivative_table,
     "settings": settings_table,
     "views": views_table,
     "formats": formats_table,

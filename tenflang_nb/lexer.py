@@ -26,21 +26,21 @@ from pygments.token import (
 )
 
 from .core.lexical import (
+    DERIVATIVE_PATTERN,
     INSTRUCTIONS,
     INT_PATTERN,
     KINDS,
     MACRO_DIRECTIVE,
-    NAME_PATTERN,
     NUMBER_PATTERN,
+    PLAIN_NAME_PATTERN,
     RESERVED_WORDS,
+    WORD_END,
+    WORD_START,
 )
 from .core.ops import operator_names
 
 __all__ = ["TenFlangLexer"]
 
-# A word ends where a name could not continue: names may hold '.', and 'd/L/d/v:0' ':' and '/'.
-_END = r"(?![A-Za-z0-9_./:])"
-_START = r"(?<![A-Za-z0-9_./:])"
 _OTHER_RESERVED = sorted(w for w in RESERVED_WORDS if w not in INSTRUCTIONS and w != "=")
 
 
@@ -63,18 +63,18 @@ class TenFlangLexer(RegexLexer):
             (r"[ \t]+", Whitespace),
             (r"\n", Whitespace),
             # the original's macro directive is a line of ';'-separated statements
-            (MACRO_DIRECTIVE + _END, Comment.Preproc),
+            (MACRO_DIRECTIVE + WORD_END, Comment.Preproc),
             (r"#[^\n]*", Comment.Single),
             (r";", Punctuation),
-            (words(INSTRUCTIONS, prefix=_START, suffix=_END), Keyword),
-            (words(KINDS, prefix=_START, suffix=_END), Keyword.Type),
-            (words(operator_names(), prefix=_START, suffix=_END), Name.Builtin),
-            (words(_OTHER_RESERVED, prefix=_START, suffix=_END), Keyword.Reserved),
+            (words(INSTRUCTIONS, prefix=WORD_START, suffix=WORD_END), Keyword),
+            (words(KINDS, prefix=WORD_START, suffix=WORD_END), Keyword.Type),
+            (words(operator_names(), prefix=WORD_START, suffix=WORD_END), Name.Builtin),
+            (words(_OTHER_RESERVED, prefix=WORD_START, suffix=WORD_END), Keyword.Reserved),
             # a generated adjoint or partial: d/L/d/v, d/o/d/z:0
-            (r"(?=d/)" + NAME_PATTERN + _END, Name.Variable.Magic),
-            (NAME_PATTERN + _END, Name.Variable),
-            (INT_PATTERN + _END, Number.Integer),
-            (NUMBER_PATTERN + _END, Number.Float),
+            (DERIVATIVE_PATTERN + WORD_END, Name.Variable.Magic),
+            (PLAIN_NAME_PATTERN + WORD_END, Name.Variable),
+            (INT_PATTERN + WORD_END, Number.Integer),
+            (NUMBER_PATTERN + WORD_END, Number.Float),
             (r"=", Operator),
             (r"[\[\],]", Punctuation),
             (r"[^ \t\n]+", Text),  # anything else: the checker reports it, we just show it

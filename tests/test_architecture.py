@@ -20,7 +20,8 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # __init__, all at the package's place.
 FLOW = [
     "errors", "perf", "formatting", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
-    "program", "graph", "examples", "backprop", "forward", "plan", "optimizers", "settings",
+    "program", "graph", "examples", "backprop", "forward", "describe_ops", "plan",
+    "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost",
@@ -123,7 +124,9 @@ def test_the_guides_generated_tables_are_current(table: str) -> None:
     assert guide.section(GUIDE.read_text("utf-8"), table) == guide.TABLES[table]()
 
 
-def test_the_operator_table_is_the_one_tfcompiler_lists() -> None:
-    from tenflang_nb.core.ops import describe_operators
+def test_the_operator_tables_are_the_ones_tfcompiler_lists() -> None:
+    from tenflang_nb.core.describe_ops import describe_operators
 
-    assert guide.section(GUIDE.read_text("utf-8"), "operators") == describe_operators()
+    text = GUIDE.read_text("utf-8")
+    listed = guide.section(text, "operators") + "\n" + guide.section(text, "derivatives")
+    assert listed == describe_operators()

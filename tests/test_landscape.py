@@ -141,7 +141,7 @@ def test_operators_are_affine_where_the_table_says(name: str) -> None:
     rng = np.random.default_rng(1)
     shapes = {"matmul": ((3,), (3, 2)), "outer": ((3,), (2,)), "sumto": ((4, 3), (3,)),
               "broadcast": ((3,), (4, 3)), "transpose": ((3, 2),)}.get(name, ((3,),) * op.arity)
-    spec = ops.KernelSpec(shapes, op.shape(*shapes), (False,) * op.arity, (None,) * op.arity)
+    spec = ops.KernelSpec(shapes, op.shape_rule(*shapes), (False,) * op.arity, (None,) * op.arity)
     kernel = op.kernel(spec)
     base = [rng.normal(size=(1, *s)) for s in shapes]
     for i in op.affine_in:

@@ -10,7 +10,7 @@ import { LanguageSupport, StreamLanguage, syntaxHighlighting } from '@codemirror
 import type { StringStream } from '@codemirror/language';
 import { Tag, tagHighlighter, tags as t } from '@lezer/highlight';
 
-import { WORDS } from './words';
+import { PATTERNS, WORDS } from './words';
 
 /** The word lists written by `python -m tenflang_nb.editor_words` (see src/words.ts). */
 export interface IWords {
@@ -26,6 +26,19 @@ export interface IWords {
   reserved: string[];
   /** The cell magics' options that take no value (`--full`, `--no-live`). */
   flags: string[];
+}
+
+/** Regular expressions (as source text) from tenflang_nb/core/lexical.py, as the parser and
+ * the Pygments lexer use them. */
+export interface IPatterns {
+  /** A name: `w`, `hidden_1`, `x.0`. */
+  name: string;
+  /** A generated derivative name: `d/L/d/w`, `d/o/d/z:0`. */
+  derivative: string;
+  /** A numeric literal: `2`, `-1.5`, `.5`, `3e-2`. */
+  number: string;
+  /** A lookahead: a word ends where a name could not go on (`.`, `/`, `:` included). */
+  end: string;
 }
 
 /** A cell is TenFlang when its first line calls `%%tenflang` or a sibling `%%tenflang_<x>`. */
@@ -72,15 +85,12 @@ function escape(word: string): string {
   return word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-// As in lexer.py: a word ends where a name could not go on ('.' in w.0, '/' and ':' in d/L/d/v:0).
-const END = '(?![A-Za-z0-9_./:])';
-const NAME = '[A-Za-z_][A-Za-z0-9_.]*';
-const DERIVATIVE = new RegExp(`^d/${NAME}/d/${NAME}(?::[0-9]+)?${END}`);
-const WORD = new RegExp(`^${NAME}${END}`);
+// Each token is matched whole: up to where a word ends, as in lexer.py.
+const END = PATTERNS.end;
+const DERIVATIVE = new RegExp(`^${PATTERNS.derivative}${END}`);
+const WORD = new RegExp(`^${PATTERNS.name}${END}`);
 const MACRO = new RegExp(`^(?:${WORDS.macro.map(escape).join('|')})${END}`);
-const NUMBER = new RegExp(
-  `^[+-]?(?:(?:[0-9]+\\.[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+(?:[eE][+-]?[0-9]+)?)${END}`
-);
+const NUMBER = new RegExp(`^${PATTERNS.number}${END}`);
 // Heads of statements whose `= WORD operand...` applies an operator (or a macro).
 const APPLYING = new Set(['define', 'define_vector', ...WORDS.macro]);
 

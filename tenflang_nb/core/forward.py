@@ -12,9 +12,10 @@ derivative times its seed.
 
 Tangent rules come from the operator table: an elementwise line ``v = op a b`` has the tangent
 ``d/v/d/a * d/a/d/w + d/v/d/b * d/b/d/w``, with the local partials the GCP uses; every other
-operator gives its Jacobian-vector product (``Op.jvp``). Whatever does not depend on the
-sweep (the local partials, the softmax inside ``logsumexp``'s rule) is computed once, before
-the sweeps, and shared by all of them. Lines are written with the GCP's own machinery
+operator gives its Jacobian-vector product (``Op.jvp``; for an operator linear in the
+operand, the operator applied to the tangent), both in :func:`line_tangent`. Whatever does not
+depend on the sweep (the local partials, the softmax inside ``logsumexp``'s rule) is computed
+once, before the sweeps, and shared by all of them. Lines are written with the GCP's own machinery
 (``backprop.LineEmitter`` folds constants and identities, ``backprop.Writer`` names and
 declares), each block headed by the shape-program line it differentiates.
 
@@ -29,6 +30,7 @@ declares), each block headed by the shape-program line it differentiates.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,7 +57,7 @@ from .perf import gc_paused
 from .program import Program, parse
 from .syntax import Comment, Define
 
-__all__ = ["ForwardProgram", "Sweep", "compile_forward", "sweeps_of"]
+__all__ = ["ForwardProgram", "Sweep", "compile_forward", "line_tangent", "sweeps_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +160,12 @@ class _SweepEmitter(LineEmitter):
         if folded is not None:
             return folded
         if all(self.compiler.shared(a) for a in args):
-            return self.compiler.hoist(self.v, self.base, name, args)  # type: ignore[arg-type]
+            return self.compiler.hoist(self.v, self.base, name, args,  # type: ignore[arg-type]
+                                       self.result_shape(name, args))
         return super().__call__(name, *args)
+
+    def towards(self, name: str) -> None:
+        self.base = adjoint_name(self.v, name)
 
 
 class _Compiler:
@@ -170,10 +176,12 @@ class _Compiler:
         self.topo = self.graph.topological_order([self.loss])  # producers first
         self.ancestors = set(self.topo)
         self.shapes: dict[str, Shape] = dict(program.shapes)
-        self.out = Writer(self.loss, self.shapes, "header")
-        self.tangents = self.out.fork("tangent")
+        # the program's three parts: its head (header comments, forward pass), the shared
+        # blocks of lines that no sweep changes, one per shape line, and the sweeps
+        self.head = Writer(self.loss, self.shapes, "header")
+        self.tangents = self.head.fork("tangent")
         self.blocks: dict[str, Writer] = {}  # v -> its shared lines (local partials...)
-        self.partials: dict[tuple[str, str], Ref] = {}  # (v, operand) -> d/v/d/operand
+        self.partial_refs: dict[tuple[str, str], Ref] = {}  # (v, operand) -> d/v/d/operand
         self.hoisted: dict[tuple[str, str, tuple[Ref, ...]], str] = {}
         self.current: set[str] = set()  # names of the running sweep's tangents
         self.reach: dict[str, set[str]] = {}  # weight -> variables it changes
@@ -188,7 +196,7 @@ class _Compiler:
         live = [w for w in weights if w in self.ancestors]
         sweeps = sweeps_of(program, live)
         self._header(weights, len(sweeps))
-        write_forward_pass(program, self.out, self.ancestors)
+        write_forward_pass(program, self.head, self.ancestors)
         for w in live:
             self.reach[w] = self.graph.descendants([w]) & self.ancestors
         done = 0
@@ -201,11 +209,11 @@ class _Compiler:
                 origin = self.origin[w]
                 self.tangents.add(Comment(f"weight {w} cannot affect {loss}: its gradient "
                                           "is 0 (no sweep)"), origin)
-                self._zero(w, origin)
+                self.tangents.zero_gradient(w, origin)
         if self.blocks:
-            self.out.add(Comment("local partials d/v/d/a of each line, and what else does not "
+            self.head.add(Comment("local partials d/v/d/a of each line, and what else does not "
                                  "depend on the weight: computed once, used by every sweep"), 0)
-        lines = list(self.out.lines)
+        lines = list(self.head.lines)
         for v in self.topo:  # producers first: a block reads only blocks above it
             if v in self.blocks:
                 lines += self.blocks[v].lines
@@ -223,12 +231,7 @@ class _Compiler:
             *wrap_comment(f"outputs: {' '.join(adjoint_name(loss, w) for w in weights)}"
                           if weights else "outputs: (none)"),
         ):
-            self.out.add(Comment(text), 0)
-
-    def _zero(self, w: str, origin: int) -> None:
-        e = LineEmitter(self.shapes)
-        zero = e("mul", Const.of(0), w) if self.shapes[w] else Const.of(0)
-        self.tangents.emit(adjoint_name(self.loss, w), e, zero, origin, kind="output")
+            self.head.add(Comment(text), 0)
 
     # ------------------------------------------------------------------ sweeps
 
@@ -245,7 +248,7 @@ class _Compiler:
                 if result is None:
                     out.add(Comment(f"{loss} does not change with {w}: its gradient is 0"),
                             origin)
-                    self._zero(w, origin)
+                    out.zero_gradient(w, origin)
                 continue
             if result is None:
                 continue  # then no component changes the loss (the same lines in each sweep)
@@ -266,7 +269,7 @@ class _Compiler:
                            name=gradient if last else out.fresh(gradient))
         if sweeps[0].index and acc is None:
             out.add(Comment(f"{loss} does not change with {w}: its gradient is 0"), origin)
-            self._zero(w, origin)
+            out.zero_gradient(w, origin)
 
     def _sweep(self, sweep: Sweep, order: list[str], number: int, total: int) -> Ref | None:
         """Write one sweep; the loss's tangent (None: the loss does not change)."""
@@ -292,7 +295,7 @@ class _Compiler:
             self.current.add(seed)
         for v in order:
             e = _SweepEmitter(self, v)
-            result = self._tangent(e, v, tangent)
+            result = line_tangent(e, program.defs[v], tangent, lambda m, v=v: self.partial(v, m))
             if result is None:
                 continue  # v does not change with this component
             name = adjoint_name(v, label)
@@ -309,32 +312,6 @@ class _Compiler:
             self.current.add(name)
         return tangent.get(loss)
 
-    def _tangent(self, e: _SweepEmitter, v: str, tangent: dict[str, Ref]) -> Ref | Tmp | None:
-        """``v``'s tangent from its operands' (None when none of them changes)."""
-        d = self.program.defs[v]
-        total: Ref | Tmp | None = None
-        if d.op is None:  # a copy: the same tangent
-            a = d.args[0]
-            return tangent.get(a) if isinstance(a, str) else None
-        op = ops.OPS[d.op]
-        if op.partials is not None:  # d/v/d/a * d/a/d/w, summed over the operands
-            for m in dict.fromkeys(d.variables()):
-                if m in tangent:
-                    e.base = adjoint_name(v, m)
-                    term = e("mul", self.partial(v, m), tangent[m])
-                    total = term if total is None else e("add", total, term)
-        else:
-            assert op.jvp is not None
-            for i, a in enumerate(d.args):  # per operand position: matmul A A has two terms
-                if isinstance(a, str) and a in tangent:
-                    e.base = adjoint_name(v, a)
-                    term = op.jvp[i](e, tangent[a], *d.args, v)
-                    if term is not None:
-                        total = term if total is None else e("add", total, term)
-        if total is not None and e.shape(total) != self.shapes[v]:
-            total = e("broadcast", total, v)  # a scalar's tangent, broadcast like the scalar
-        return total
-
     # ------------------------------------------------------------------ shared lines
 
     def shared(self, ref: Ref | Tmp) -> bool:
@@ -346,11 +323,11 @@ class _Compiler:
     def _block(self, v: str) -> Writer:
         block = self.blocks.get(v)
         if block is None:
-            block = self.blocks[v] = self.out.fork("partials")
+            block = self.blocks[v] = self.head.fork("partials")
             block.add(Comment(describe_line(self.program, v)), self.origin[v])
         return block
 
-    def hoist(self, v: str, base: str, name: str, args: tuple[Ref, ...]) -> str:
+    def hoist(self, v: str, base: str, name: str, args: tuple[Ref, ...], shape: Shape) -> str:
         """A line that does not depend on the sweep, written once into ``v``'s shared block
         (only there: a later block may not be read by an earlier one)."""
         key = (v, name, args)
@@ -358,8 +335,6 @@ class _Compiler:
         if found is None:
             block = self._block(v)
             found = block.fresh(base)
-            shape = ops.OPS[name].shape(*(() if isinstance(a, Const) else self.shapes[a]
-                                          for a in args))
             block.declare("intvar", found, shape, self.origin[v])
             block.add(Define(found, name, args), self.origin[v])
             self.hoisted[key] = found
@@ -374,13 +349,13 @@ class _Compiler:
         the partial takes a temporary's name.
         """
         key = (v, m)
-        if key in self.partials:
-            return self.partials[key]
+        if key in self.partial_refs:
+            return self.partial_refs[key]
         d = self.program.defs[v]
         e = LineEmitter(self.shapes)
         result = local_partial(e, d, m)
         if isinstance(result, Const):
-            self.partials[key] = result
+            self.partial_refs[key] = result
             return result
         base = adjoint_name(v, m)
         name: str | None = None
@@ -392,5 +367,36 @@ class _Compiler:
             elif v == self.loss:
                 kind = "output"  # this partial IS the weight's gradient
         ref = self._block(v).emit(base, e, result, self.origin[v], kind=kind, name=name)
-        self.partials[key] = ref
+        self.partial_refs[key] = ref
         return ref
+
+
+def line_tangent(e: LineEmitter, d: Define, tangent: Mapping[str, Ref],
+                 partial: Callable[[str], Ref]) -> Ref | Tmp | None:
+    """The tangent of the line ``d`` (``v = op ...``) from its operands' ``tangent``s (None
+    when none of them changes): ``d/v/d/a * d/a/d/w`` summed over the operands of an
+    elementwise line, with ``partial(a)`` its local partial ``d/v/d/a``; the operator's
+    Jacobian-vector products for any other."""
+    v = d.target
+    total: Ref | Tmp | None = None
+    if d.op is None:  # a copy: the same tangent
+        a = d.args[0]
+        return tangent.get(a) if isinstance(a, str) else None
+    op = ops.OPS[d.op]
+    if op.partials is not None:
+        for m in dict.fromkeys(d.variables()):
+            if m in tangent:
+                e.towards(m)
+                term = e("mul", partial(m), tangent[m])
+                total = term if total is None else e("add", total, term)
+    else:
+        assert op.jvp is not None
+        for i, a in enumerate(d.args):  # per operand position: matmul A A has two terms
+            if isinstance(a, str) and a in tangent:
+                e.towards(a)
+                term = op.jvp[i](e, tangent[a], *d.args, v)  # type: ignore[misc]
+                if term is not None:
+                    total = term if total is None else e("add", total, term)
+    if total is not None and e.shape(total) != e.shape(v):
+        total = e("broadcast", total, v)  # a scalar's tangent, broadcast like the scalar
+    return total

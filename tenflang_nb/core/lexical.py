@@ -28,6 +28,7 @@ from .formatting import NULL, fmt_shape  # NULL: the word for a value never give
 from .ops import Shape
 
 __all__ = [
+    "DERIVATIVE_PATTERN",
     "GIVEN_KINDS",
     "INSTRUCTIONS",
     "KINDS",
@@ -36,9 +37,12 @@ __all__ = [
     "MAX_SHAPE_RANK",
     "NAME_PATTERN",
     "NUMBER_PATTERN",
+    "PLAIN_NAME_PATTERN",
     "RESERVED_WORDS",
     "RETIRED_VECTOR_OPS",
     "VECTOR_OPERATIONS",
+    "WORD_END",
+    "WORD_START",
     "TokenLine",
     "adjoint_name",
     "code_part",
@@ -93,9 +97,17 @@ def is_keyword(token: str) -> bool:
 
 # ------------------------------------------------------------------------------ names
 
-_PLAIN = r"[A-Za-z_][A-Za-z0-9_.]*"
-# a plain name, or a generated derivative d/<a>/d/<b> with an optional temporary's :<k>
-NAME_PATTERN = rf"(?:d/{_PLAIN}/d/{_PLAIN}(?::[0-9]+)?|{_PLAIN})"
+# The patterns are regular expressions that Python and JavaScript read alike, written without
+# a backslash ('[.]', not an escaped dot): the JupyterLab extension's highlighter takes them as
+# they are, inside a JavaScript string (see editor_words.py).
+PLAIN_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_.]*"
+# a generated derivative d/<a>/d/<b>, with the :<k> of a temporary made on its way
+DERIVATIVE_PATTERN = rf"d/{PLAIN_NAME_PATTERN}/d/{PLAIN_NAME_PATTERN}(?::[0-9]+)?"
+NAME_PATTERN = rf"(?:{DERIVATIVE_PATTERN}|{PLAIN_NAME_PATTERN})"
+# In running text, a word ends (and starts) where a name could not go on: names may hold
+# '.' (w.0), derivatives '/' and ':' (d/L/d/v:0).
+WORD_END = r"(?![A-Za-z0-9_./:])"
+WORD_START = r"(?<![A-Za-z0-9_./:])"
 _NAME_RE = re.compile(NAME_PATTERN)
 # The original's preprocessor is stricter: a vector's name has no '.' (``a.b.0`` could not be
 # told from a component of ``a``), and names inside a macro have no digits (a renamed local
@@ -149,7 +161,7 @@ def adjoint_name(of: str, wrt: str) -> str:
 
 
 # a derivative d/<of>/d/<wrt>, or one of the temporaries d/<of>/d/<wrt>:<k> made on its way
-_DERIVATIVE_RE = re.compile(rf"d/({_PLAIN})/d/({_PLAIN})(?::([0-9]+))?")
+_DERIVATIVE_RE = re.compile(rf"d/({PLAIN_NAME_PATTERN})/d/({PLAIN_NAME_PATTERN})(?::([0-9]+))?")
 
 
 def derivative_parts(name: str) -> tuple[str, str] | None:
@@ -188,8 +200,8 @@ def split_derivative(name: str) -> tuple[str, str, int | None] | None:
 # ------------------------------------------------------------------------------ numbers
 
 # Plain decimal literals. [0-9], never \\d: \\d also matches other scripts' digits, which
-# float() and int() would silently accept.
-NUMBER_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+# float() and int() would silently accept. No backslash, as for names.
+NUMBER_PATTERN = r"[+-]?(?:[0-9]+[.]?[0-9]*|[.][0-9]+)(?:[eE][+-]?[0-9]+)?"
 INT_PATTERN = r"[+-]?[0-9]+"
 _NUMBER_RE = re.compile(NUMBER_PATTERN)
 _INT_RE = re.compile(INT_PATTERN)

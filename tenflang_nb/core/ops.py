@@ -11,16 +11,21 @@ N, or 1 for values that do not depend on the example) and the per-example axes a
 Derivative rules come in two flavours, as in JAX's per-primitive tables:
 
 * ``partials``: for elementwise operators, one rule per operand giving the *local partial*
-  ``d/v/d/a`` as TenFlang (the seed's GCP layout: ``d/L/d/a = mul d/L/d/v d/v/d/a``);
+  ``d/v/d/a`` as TenFlang (the seed's GCP layout: ``d/L/d/a = mul d/L/d/v d/v/d/a``), which
+  both modes use (forward mode's tangent is ``d/v/d/a * d/a/d/w``);
 * ``vjp``: for every other operator, one rule per operand giving the vector-Jacobian product
   (the contribution to ``d/L/d/a`` given the adjoint ``g = d/L/d/v``), never a Jacobian;
 * ``jvp``: beside ``vjp``, one rule per operand giving the Jacobian-vector product (the
   contribution to the tangent ``d/v/d/w`` given the operand's tangent ``t = d/a/d/w``), which
-  forward mode (``forward.py``) needs. Elementwise operators need none: their tangent is
-  ``d/v/d/a * t``, from the same local partials.
+  forward mode (``forward.py``) needs. Most are not written but derived, as JAX's
+  ``deflinear`` does: in an operand of ``linear_in`` the result is linear, so its JVP is the
+  operator itself applied to the tangent (``matmul t b``) and its VJP is the transpose the
+  ``vjp`` rule gives; an operand of ``constant_in`` (a shape or an index) has no tangent and a
+  zero adjoint. Only the rules of nonlinear operators (``softmax``) are written twice.
 
 A rule receives an emitter ``e``; ``e("mul", x, y)`` emits a TenFlang line and returns the name
-of its result, ``e.shape(x)`` gives a per-example shape.
+of its result, ``e.shape(x)`` gives a per-example shape. ``core/describe_ops.py`` runs every
+rule on symbolic operands to write the Guide's operator table.
 """
 
 from __future__ import annotations
@@ -109,29 +114,103 @@ class Op:
     arity: int
     doc: str  # one line, shown in the Guide, --help and the notebook
     math: str  # the formula, e.g. "a + b"
-    shape: Callable[..., Shape]
+    shape_rule: Callable[..., Shape]  # operand shapes -> result shape (or ShapeError)
     kernel: Callable[[KernelSpec], Kernel]
     partials: tuple[PartialRule, ...] | None = None
-    vjp: tuple[VjpRule, ...] | None = None
-    jvp: tuple[JvpRule, ...] | None = None
+    # a None rule is derived (see linear_in and constant_in below): once the table is built,
+    # every operator with vjp rules has a vjp and a jvp rule for each operand
+    vjp: tuple[VjpRule | None, ...] | None = None
+    jvp: tuple[JvpRule | None, ...] | None = None
     helper: bool = False  # mainly emitted by the compiler (still valid by hand)
     elementwise: bool = True
     aliases: tuple[str, ...] = field(default=())
     # (k, c): when operand k is the constant c, the result is the other operand (mul by 1);
     # the compiler drops such lines from the GCP, the planner runs them as aliases
     identities: tuple[tuple[int, float], ...] = field(default=())
+    # Operands in which the result is linear while the others stay fixed (``mul``: each;
+    # ``div``: the first; ``matmul``: each); and operands that only give a shape or an index
+    # (the result does not change with them). A non-elementwise operator's ``jvp`` rules, and
+    # the ``vjp`` rules of such operands, follow from these and are left out (None).
+    linear_in: tuple[int, ...] = ()
+    constant_in: tuple[int, ...] = ()
     # Planner hooks for the mean over the batch (what a weight's gradient is). ``linear``: the
-    # mean of the result is the operator applied to the operands' means, so a sum of
-    # gradient terms is summed after averaging. ``batch_mean``: a rule computing the mean of
-    # the result directly from the operands, without the per-example results (see
-    # :class:`MeanContext`); None when it does not apply to these operands.
+    # result is linear in all operands together (``add``), so the mean of the result is the
+    # operator applied to the operands' means, and a sum of gradient terms is summed after
+    # averaging. ``batch_mean``: a rule computing the mean of the result directly from the
+    # operands, without the per-example results (see :class:`MeanContext`); None when it
+    # does not apply to these operands.
     linear: bool = False
     batch_mean: MeanRule | None = None
-    # Loss-landscape hook: the operands in which the result is affine (linear plus a
-    # constant) while the other operands stay fixed (``mul``: each; ``div``: the first);
-    # with ``linear``, also when they vary together. Over a plane of weight settings such a
-    # line is computed three times, not once per grid point (see core/landscape.py).
-    affine_in: tuple[int, ...] = ()
+    # The operand shapes at which the Guide writes out the derivative rules, one case each
+    # (default: scalars for an elementwise operator, vectors [3] for any other)
+    guide_shapes: tuple[tuple[Shape, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        assert (self.partials is None) != (self.vjp is None), self.name
+        assert all(len(r) == self.arity for r in (self.partials, self.vjp, self.jvp) if r), \
+            self.name
+        if self.vjp is None:
+            assert self.jvp is None, f"{self.name}: local partials serve both modes"
+            return
+        # the frozen dataclass's fields, completed once here with the rules they imply
+        object.__setattr__(self, "vjp", _completed(self, "vjp", self.vjp))
+        object.__setattr__(self, "jvp", _completed(self, "jvp", self.jvp or (None,) * self.arity))
+
+    @property
+    def affine_in(self) -> tuple[int, ...]:
+        """The operands in which the result is affine (linear plus a constant) while the other
+        operands stay fixed; with ``linear``, also when they vary together. The loss
+        landscape computes such a line three times over a plane of weight settings, not once
+        per grid point (see core/landscape.py).
+
+        >>> OPS["add"].affine_in, OPS["div"].affine_in, OPS["exp"].affine_in
+        ((0, 1), (0,), ())
+        """
+        return tuple(range(self.arity)) if self.linear else self.linear_in
+
+
+def _completed(op: Op, kind: str, rules: tuple[Callable[..., Any] | None, ...]
+               ) -> tuple[Callable[..., Any], ...]:
+    """``rules`` with each None replaced by the rule that ``linear_in`` or ``constant_in``
+    implies (JAX's ``deflinear``): a linear operand's JVP, a constant operand's JVP and VJP."""
+    done: list[Callable[..., Any]] = []
+    for i, rule in enumerate(rules):
+        if rule is None and i in op.constant_in:
+            rule = _zero_adjoint(i) if kind == "vjp" else _no_tangent
+        elif rule is None and i in op.linear_in and kind == "jvp":
+            rule = _linear_tangent(op.name, i)
+        elif rule is None:
+            raise TypeError(f"{op.name}: operand {i} needs a {kind} rule (only that of an "
+                            "operand in constant_in, or the jvp of one in linear_in, follows)")
+        done.append(rule)
+    return tuple(done)
+
+
+def _linear_tangent(name: str, i: int) -> JvpRule:
+    """The JVP in an operand the result is linear in: the operator applied to the tangent."""
+
+    def rule(e: Emitter, t: Ref, *operands: Ref) -> Ref:
+        args = list(operands[:-1])  # the last one is the result
+        args[i] = t
+        return e(name, *args)
+
+    return rule
+
+
+def _zero_adjoint(i: int) -> VjpRule:
+    """The VJP in an operand that only gives a shape or an index: 0 (of its shape)."""
+    return lambda e, g, *operands: zeros_like(e, operands[i])
+
+
+def _no_tangent(e: Emitter, t: Ref, *operands: Ref) -> None:
+    # the operand only gives a shape (or an index): changing it does not change the value
+    return None
+
+
+def zeros_like(e: Emitter, ref: Ref) -> Ref:
+    """0 of ``ref``'s shape: ``mul 0 ref`` for a tensor, the constant 0 for a scalar (a scalar 0
+    would make the gradient of a tensor weight a scalar)."""
+    return e("mul", Const.of(0), ref) if e.shape(ref) else Const.of(0)
 
 
 # ---------------------------------------------------------------------------- shape rules
@@ -509,11 +588,6 @@ def _product_mean(c: MeanContext) -> Callable[[], object] | None:
     return None
 
 
-def _no_tangent(e: Emitter, t: Ref, *operands: Ref) -> None:
-    # the operand only gives a shape (or an index): changing it does not change the value
-    return None
-
-
 def _size(shape: Shape) -> int:
     return int(np.prod(shape)) if shape else 1
 
@@ -522,13 +596,13 @@ OPS_LIST: list[Op] = [
     # -- the original's primitives
     Op("add", 2, "sum of two values", "a + b", _broadcast, _ufunc(np.add),
        partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(1)),
-       identities=((0, 0.0), (1, 0.0)), linear=True, affine_in=(0, 1)),
+       identities=((0, 0.0), (1, 0.0)), linear=True),
     Op("sub", 2, "difference", "a - b", _broadcast, _ufunc(np.subtract),
        partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(-1)),
-       identities=((1, 0.0),), linear=True, affine_in=(0, 1)),
+       identities=((1, 0.0),), linear=True),
     Op("mul", 2, "product (elementwise for tensors)", "a * b", _broadcast, _ufunc(np.multiply),
        partials=(lambda e, a, b, v: b, lambda e, a, b, v: a), identities=((0, 1.0), (1, 1.0)),
-       batch_mean=_product_mean, affine_in=(0, 1)),
+       linear_in=(0, 1), batch_mean=_product_mean),
     Op("pow", 2, "power", "a ^ b", _broadcast, _pow_kernel,
        # the exponent's partial is 0 where the base is 0 (as PyTorch and JAX): lnz, not ln
        partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("lnz", a))),
@@ -543,9 +617,9 @@ OPS_LIST: list[Op] = [
     Op("div", 2, "quotient", "a / b", _broadcast, _ufunc(np.divide),
        partials=(lambda e, a, b, v: e("div", Const.of(1), b),
                  lambda e, a, b, v: e("neg", e("div", v, b))),
-       identities=((1, 1.0),), affine_in=(0,)),
+       identities=((1, 1.0),), linear_in=(0,)),
     Op("neg", 1, "negation", "-a", _same, _ufunc(np.negative),
-       partials=(lambda e, a, v: Const.of(-1),), affine_in=(0,)),
+       partials=(lambda e, a, v: Const.of(-1),), linear_in=(0,)),
     Op("tanh", 1, "hyperbolic tangent", "tanh a", _same, _ufunc(np.tanh),
        partials=(lambda e, a, v: e("sub", Const.of(1), e("mul", v, v)),)),
     Op("relu", 1, "rectified linear unit", "max(a, 0)", _same, _ufunc(_relu),
@@ -564,19 +638,18 @@ OPS_LIST: list[Op] = [
        partials=(lambda e, a, v: e("div", Const.of(1), a),), helper=True),
     # -- tensors
     Op("matmul", 2, "matrix product of vectors/matrices (as numpy's matmul)", "a @ b",
-       _matmul_shape, _matmul_kernel, vjp=(_matmul_vjp_a, _matmul_vjp_b),
-       jvp=(lambda e, t, a, b, v: e("matmul", t, b), lambda e, t, a, b, v: e("matmul", a, t)),
-       elementwise=False, affine_in=(0, 1)),
+       _matmul_shape, _matmul_kernel, vjp=(_matmul_vjp_a, _matmul_vjp_b), linear_in=(0, 1),
+       elementwise=False,
+       guide_shapes=(((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((3,), (3,)))),
     Op("transpose", 1, "transpose of a matrix (a vector is unchanged)", "a^T",
        _transpose_shape, _transpose_kernel,
-       vjp=(lambda e, g, a, v: e("transpose", g),),
-       jvp=(lambda e, t, a, v: e("transpose", t),), elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, v: e("transpose", g),), linear_in=(0,), elementwise=False,
+       guide_shapes=(((2, 3),),)),
     Op("sum", 1, "sum of all elements (a scalar)", "sum_i a_i", _scalar, _sum_kernel,
-       vjp=(lambda e, g, a, v: e("broadcast", g, a),),
-       jvp=(lambda e, t, a, v: e("sum", t),), elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, v: e("broadcast", g, a),), linear_in=(0,), elementwise=False),
     Op("mean", 1, "mean of all elements (a scalar)", "sum_i a_i / n", _scalar, _mean_kernel,
        vjp=(lambda e, g, a, v: e("div", e("broadcast", g, a), Const.of(_size(e.shape(a)))),),
-       jvp=(lambda e, t, a, v: e("mean", t),), elementwise=False, affine_in=(0,)),
+       linear_in=(0,), elementwise=False),
     Op("logsumexp", 1, "log of the sum of exponentials of a vector (a scalar)",
        "ln sum_i e^a_i", _vector_to_scalar, _last_axis_kernel(_logsumexp),
        vjp=(lambda e, g, a, v: e("mul", g, e("softmax", a)),),
@@ -595,30 +668,22 @@ OPS_LIST: list[Op] = [
     Op("outer", 2, "outer product of two vectors (or scalars)", "a_i * b_j", _outer_shape,
        _outer_kernel,
        vjp=(lambda e, g, a, b, v: _outer_vjp(e, g, b, "a"),
-            lambda e, g, a, b, v: _outer_vjp(e, g, a, "b")),
-       jvp=(lambda e, t, a, b, v: e("outer", t, b), lambda e, t, a, b, v: e("outer", a, t)),
-       helper=True, elementwise=False, batch_mean=_outer_mean, affine_in=(0, 1)),
+            lambda e, g, a, b, v: _outer_vjp(e, g, a, "b")), linear_in=(0, 1),
+       helper=True, elementwise=False, batch_mean=_outer_mean,
+       guide_shapes=(((3,), (2,)), ((), (2,)))),
     Op("sumto", 2, "sum a down to the shape of b (undoes broadcasting)", "unbroadcast(a)",
        _sumto_shape, _sumto_kernel,
-       vjp=(lambda e, g, a, b, v: e("broadcast", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
-       jvp=(lambda e, t, a, b, v: e("sumto", t, b), _no_tangent),
-       helper=True, elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, b, v: e("broadcast", g, a), None), linear_in=(0,), constant_in=(1,),
+       helper=True, elementwise=False, guide_shapes=(((2, 3), (3,)),)),
     Op("broadcast", 2, "broadcast a to the shape of b", "broadcast(a)", _broadcast_to_shape,
        _broadcast_kernel,
-       vjp=(lambda e, g, a, b, v: e("sumto", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
-       jvp=(lambda e, t, a, b, v: e("broadcast", t, b), _no_tangent),
-       helper=True, elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, b, v: e("sumto", g, a), None), linear_in=(0,), constant_in=(1,),
+       helper=True, elementwise=False, guide_shapes=(((3,), (2, 3)),)),
     Op("onehot", 2, "1 at the flat (row-major) index b of a tensor shaped like a, 0 elsewhere "
        "(forward mode's seed)", "[i == b]", _onehot_shape, _onehot_kernel,
-       vjp=(lambda e, g, a, b, v: _zeros_like(e, a), lambda e, g, a, b, v: Const.of(0)),
-       jvp=(_no_tangent, _no_tangent), helper=True, elementwise=False),
+       vjp=(None, None), constant_in=(0, 1), helper=True, elementwise=False,
+       guide_shapes=(((3,), ()),)),
 ]
-
-
-def _zeros_like(e: Emitter, ref: Ref) -> Ref:
-    # b only gives sumto/broadcast a shape, so d/L/d/b is 0 -- but a 0 of b's shape: a scalar 0
-    # would make the gradient of a tensor weight a scalar
-    return e("mul", Const.of(0), ref) if e.shape(ref) else Const.of(0)
 
 
 def _outer_vjp(e: Emitter, g: Ref, other: Ref, which: str) -> Ref:
@@ -633,9 +698,6 @@ def _outer_vjp(e: Emitter, g: Ref, other: Ref, which: str) -> Ref:
 
 OPS: dict[str, Op] = {}
 for _op in OPS_LIST:
-    assert (_op.partials is None) != (_op.vjp is None), _op.name
-    assert (_op.vjp is None) == (_op.jvp is None), _op.name  # reverse and forward mode
-    assert all(len(r) == _op.arity for r in (_op.partials, _op.vjp, _op.jvp) if r), _op.name
     for _name in (_op.name, *_op.aliases):
         OPS[_name] = _op
 
@@ -664,20 +726,3 @@ def lookup(name: str) -> Op | None:
 def operator_names() -> Sequence[str]:
     """Every operator keyword, aliases included, in table order."""
     return list(OPS)
-
-
-def describe_operators() -> str:
-    """The operator table as Markdown (``tfcompiler --list-ops``; the Guide embeds it).
-
-    >>> describe_operators().splitlines()[0]
-    '| operator | operands | meaning | value | derivative |'
-    """
-    rows = ["| operator | operands | meaning | value | derivative |",
-            "|---|---|---|---|---|"]
-    for op in OPS_LIST:
-        names = " / ".join(f"`{n}`" for n in (op.name, *op.aliases))
-        kind = ("local partial" if op.partials is not None else
-                "vector-Jacobian product (reverse), Jacobian-vector product (forward)")
-        doc = op.doc + (" (helper)" if op.helper else "")
-        rows.append(f"| {names} | {op.arity} | {doc} | `{op.math}` | {kind} |")
-    return "\n".join(rows) + "\n"

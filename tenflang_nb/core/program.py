@@ -234,7 +234,7 @@ def _check_define(s: Define, decls: dict[str, Declare], defs: dict[str, Define],
     else:
         op = ops.OPS[s.op]
         try:
-            shape = op.shape(*arg_shapes)
+            shape = op.shape_rule(*arg_shapes)
         except ShapeError as exc:
             described = fmt_list([fmt_shape(a) for a in arg_shapes])
             errors.append(s.src.diag(f"{s.op} of {described}: {exc}", 3))
