@@ -124,12 +124,12 @@ def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None 
     ``start`` gives initial weights instead of ``settings.init``.
     """
     chosen = TrainSettings.of(settings, **options)  # checked before any data is read
-    program = _gcp_program(gcp)
+    gcp_program = _gcp_program(gcp)
     table = load_data(data)
-    loss, grads = gcp_weights(program)
-    columns = bindings.training_columns(program, table, list(grads),
+    loss, grads = gcp_weights(gcp_program)
+    columns = bindings.training_columns(gcp_program, table, list(grads),
                                         [loss, *grads.values()])
-    return GradientDescent(program, columns, len(table), chosen, start)
+    return GradientDescent(gcp_program, columns, len(table), chosen, start)
 
 
 def train(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None = None, *,

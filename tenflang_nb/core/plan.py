@@ -135,8 +135,8 @@ class Plan:
 
         >>> from tenflang_nb.core.program import parse
         >>> p = parse("declare input x\\ndeclare output y\\ndefine y = mul x 2\\n")
-        >>> Plan(p).means({"x": np.array([1.0, 2.5])}, 2, ["y"])
-        {'y': np.float64(3.5)}
+        >>> float(Plan(p).means({"x": np.array([1.0, 2.5])}, 2, ["y"])["y"])
+        3.5
         """
         run = self.run(data, n)
         return {name: run.mean(name) for name in names}
