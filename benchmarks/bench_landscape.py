@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from common import machine, one_thread, seconds, table, timed
 
-import tenflang_nb.core.landscape as landscape_module
+import tenflang_nb.core.landscape.evaluation as landscape_module
 from tenflang_nb.core import api
 from tenflang_nb.core.landscape import (
     LossEvaluator,

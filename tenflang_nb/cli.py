@@ -205,9 +205,9 @@ def _weightcalc(argv: list[str] | None) -> int:
         problem = _check_writable(args.log)
         if problem:
             p.error(f"argument --log: {problem}")
-    gcp = api.parse(read_text(args.gcp), args.gcp)
+    gcp_program = api.parse(read_text(args.gcp), args.gcp)
     data = read_data(args.data)
-    trainer = api.trainer(gcp, data, settings)
+    trainer = api.trainer(gcp_program, data, settings)
     progress = _Progress(sys.stderr.isatty() and not args.quiet, settings.max_iter)
     # the log is written as training goes (the history keeps only every k-th record of a
     # long run), whole or not at all, and also when training stops on an error

@@ -24,8 +24,10 @@ FLOW = [
     "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
-    "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost",
-    "landscape", "api",
+    "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "draws",
+    "backprop_check.report", "backprop_check.require", "backprop_check.reference",
+    "backprop_check.student", "backprop_check.hints", "backprop_check.blame", "backprop_check",
+    "cost", "landscape.geometry", "landscape.evaluation", "landscape.grid", "landscape", "api",
 ]
 CORE = PACKAGE / "core"
 

@@ -1,4 +1,4 @@
-"""The backward-pass checker (core/backprop_check.py): right answers pass, each usual mistake
+"""The backward-pass checker (core/backprop_check/): right answers pass, each usual mistake
 is pinned on its root line with the right hint, downstream lines are not blamed, missing
 adjoints are listed as missing, errors name the student's line, tensors work."""
 

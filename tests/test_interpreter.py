@@ -25,14 +25,8 @@ SEED_INTERPRETER_EXAMPLE = program_text(
 
 
 def run_one(source: str, values: dict[str, Any], names: list[str]) -> dict[str, Any]:
-    run = Plan(parse(source)).bind(values, n=1)
-    with np.errstate(all="ignore"):
-        run.run()
-    out: dict[str, Any] = {}
-    for name in names:
-        v = run.value(name)
-        out[name] = None if v is None else np.array(v[0])
-    return out
+    found = Plan(parse(source)).example(values, names)
+    return {name: None if v is None else np.array(v) for name, v in found.items()}
 
 
 # ------------------------------------------------------------------------ the seed
@@ -255,6 +249,23 @@ def test_batch_matches_one_example_at_a_time() -> None:
         o = np.tanh((W @ xs[i] + b) * ss[i])
         np.testing.assert_allclose(batch_o[i], o, rtol=1e-14)
         assert float(batch_l[i]) == pytest.approx(float(o.sum()), rel=1e-14)
+
+
+def test_the_plans_entry_points_agree_and_treat_none_as_null() -> None:
+    source = program_text("declare input x", "declare input v [2]", "declare weight w",
+                          "declare output y", "declare output u", "define y = mul x w",
+                          "define u = mul v w")
+    plan = Plan(parse(source))
+    xs = np.array([1.0, 2.0, 4.0])
+    rows = [plan.example({"x": x, "v": None, "w": 0.5}) for x in xs]
+    assert rows == [{"y": 0.5 * x, "u": None} for x in xs]
+    assert isinstance(rows[0]["y"], float)  # a scalar is a float, not a 0-d array
+    run = plan.run({"x": xs, "v": None, "w": 0.5}, 3)
+    assert run.value("y").tolist() == [0.5, 1.0, 2.0] and run.value("u") is None
+    means = plan.means({"x": xs, "v": np.array([[1.0, 2.0]] * 3), "w": 0.5}, 3, ["y", "u"])
+    assert float(means["y"]) == pytest.approx(7.0 / 6.0)
+    assert means["u"].tolist() == [0.5, 1.0]
+    assert interpret(parse(source), {"x": 2.0, "w": 0.5}) == {"y": 1.0, "u": None}
 
 
 def test_batch_axis_is_not_confused_with_a_data_axis() -> None:

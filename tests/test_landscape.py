@@ -15,11 +15,11 @@ from tenflang_nb.core import api, ops
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.landscape import (
+    DescentPath,
     Landscape,
     Layout,
     LossEvaluator,
     Plane,
-    _Folded,
     filter_normalized,
     grid_limits,
     landscape,
@@ -27,7 +27,7 @@ from tenflang_nb.core.landscape import (
     plane_for,
     plane_through,
 )
-from tenflang_nb.core.landscape import Path as LandPath
+from tenflang_nb.core.landscape.evaluation import _Folded
 from tenflang_nb.core.settings import TrainSettings
 from tenflang_nb.core.train import History, Record
 from tenflang_nb.notebook.model import TenFlangModel
@@ -244,11 +244,11 @@ def test_the_path_is_the_records_with_snapshots_and_the_grid_covers_it() -> None
 def test_grid_limits_cover_marks_skip_non_finite_points_and_widen_a_point() -> None:
     plane = Plane(np.zeros(2), np.eye(2), ("a", "b"), "through",
                   marks={"A": (0.0, 0.0), "B": (1.0, 0.0), "C": (0.0, 1.0)})
-    path = LandPath("p", np.arange(3), np.array([[0.5, 0.5], [np.inf, 0.0], [0.2, 2.0]]),
+    path = DescentPath("p", np.arange(3), np.array([[0.5, 0.5], [np.inf, 0.0], [0.2, 2.0]]),
                     np.ones(3), np.zeros(3))
     (a_lo, a_hi), (b_lo, b_hi) = grid_limits(plane, [path])
     assert a_lo < 0 < 1 < a_hi and b_lo < 0 and b_hi > 2 and np.isfinite(a_hi)
-    single = LandPath("p", np.arange(1), np.array([[4.0]]), np.ones(1), np.zeros(1))
+    single = DescentPath("p", np.arange(1), np.array([[4.0]]), np.ones(1), np.zeros(1))
     line = Plane(np.zeros(1), np.eye(1), ("w",), "weights")
     assert grid_limits(line, [single]) == ((2.0, 6.0),)
 
@@ -398,11 +398,11 @@ def test_landscape_needs_data_and_a_loss() -> None:
 def test_live_figure_redraws_only_the_path() -> None:
     plane = Plane(np.zeros(1), np.eye(1), ("w",), "weights")
     grid = (np.linspace(-2, 2, 9),)
-    first = LandPath("p", np.arange(1), np.array([[0.0]]), np.array([4.0]), np.zeros(1))
+    first = DescentPath("p", np.arange(1), np.array([[0.0]]), np.array([4.0]), np.zeros(1))
     land = Landscape(plane, grid, grid[0] ** 2 + 4, (first,))
     live = LiveFigure(land)
     a = live.png([first])
-    moved = LandPath("p", np.arange(2), np.array([[0.0], [1.0]]), np.array([4.0, 5.0]),
+    moved = DescentPath("p", np.arange(2), np.array([[0.0], [1.0]]), np.array([4.0, 5.0]),
                      np.zeros(2))
     b = live.png([moved])
     assert a != b and live.png([first]) == a  # the background is kept, the path redrawn

@@ -2,12 +2,12 @@
 
 >>> from tenflang_nb.core.api import parse, compile, train, evaluate
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE
->>> shape = parse(SEED_EXAMPLE)
->>> gcp = compile(shape)
+>>> program = parse(SEED_EXAMPLE)
+>>> gcp = compile(program)
 >>> result = train(gcp, {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, max_iter=50)
 >>> len(result.history), result.converged
 (51, False)
->>> evaluate(shape, [{"x": 0.0}], result.weights)
+>>> evaluate(program, [{"x": 0.0}], result.weights)
 [{'o': 0.5, 'lambda': None}]
 """
 
@@ -20,15 +20,15 @@ import numpy as np
 
 from . import bindings
 from .backprop import Gcp, compile_program
-from .backprop_check import BackpropCheck
+from .backprop_check import DRAWS, BackpropCheck
 from .backprop_check import check_backprop as _check_backprop
 from .cost import ModeComparison, compare_modes
-from .datafiles import DataTable, read_data
+from .datafiles import DataTable
 from .errors import TenFlangError
 from .forward import ForwardProgram
 from .forward import compile_forward as compile_forward_program
 from .lexical import GIVEN_KINDS
-from .plan import Plan, interpret
+from .plan import Plan, interpret, plain
 from .preprocess import preprocess_text
 from .program import Program, ancestors, check, parse
 from .settings import TrainSettings
@@ -85,8 +85,8 @@ def compile_forward(program: Program | str) -> ForwardProgram:
     return compile_forward_program(program)
 
 
-def check_backprop(shape: Program | str, text: str, *, require: Any = None, draws: int = 5,
-                   seed: int = 0, name: str | None = None) -> BackpropCheck:
+def check_backprop(shape: Program | str, text: str, *, require: Any = None,
+                   draws: int = DRAWS, seed: int = 0, name: str | None = None) -> BackpropCheck:
     """Check backward lines written by hand for ``shape`` (a program or its text) against
     the compiler's GCP, line by line, on ``draws`` random draws of the inputs and weights.
 
@@ -99,16 +99,13 @@ def check_backprop(shape: Program | str, text: str, *, require: Any = None, draw
     >>> r.ok, r.first_wrong_line, r.right
     (True, None, ['d/L/d/w'])
     """
-    if isinstance(shape, str):
-        shape = parse(shape)
-    return _check_backprop(shape, text, require=require, draws=draws, seed=seed, name=name)
+    program = parse(shape) if isinstance(shape, str) else shape
+    return _check_backprop(program, text, require=require, draws=draws, seed=seed, name=name)
 
 
 def load_data(data: Any, file: str = "<data>") -> DataTable:
     """Data from a path (str / PathLike) or from Python values; see ``bindings.as_table``."""
-    if isinstance(data, str | os.PathLike):
-        return read_data(data)
-    return bindings.as_table(data, file)
+    return bindings.load(data, file)
 
 
 def _gcp_program(gcp: Gcp | Program | str) -> Program:
@@ -127,12 +124,12 @@ def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None 
     ``start`` gives initial weights instead of ``settings.init``.
     """
     chosen = TrainSettings.of(settings, **options)  # checked before any data is read
-    program = _gcp_program(gcp)
+    gcp_program = _gcp_program(gcp)
     table = load_data(data)
-    loss, grads = gcp_weights(program)
-    columns = bindings.training_columns(program, table, list(grads),
+    loss, grads = gcp_weights(gcp_program)
+    columns = bindings.training_columns(gcp_program, table, list(grads),
                                         [loss, *grads.values()])
-    return GradientDescent(program, columns, len(table), chosen, start)
+    return GradientDescent(gcp_program, columns, len(table), chosen, start)
 
 
 def train(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None = None, *,
@@ -178,21 +175,14 @@ def evaluate(program: Program, inputs: Any, weights: Weights | None = None
         present = pattern[rows[0]]
         data: dict[str, Any] = {n: table.columns[n][index]
                                 for j, n in enumerate(data_names) if present[j]}
-        run = plan.bind({**data, **weights}, len(rows))
-        with np.errstate(all="ignore"):
-            run.run()
+        run = plan.run({**data, **weights}, len(rows))
         for name in plan.results:
             values = run.value(name)
             for k, i in enumerate(rows):
-                results[i][name] = None if values is None else _plain(values[k])
+                results[i][name] = None if values is None else plain(values[k])
     return results
 
 
 def first_nonfinite(program: Program, inputs: dict[str, Any], name: str) -> Any:
     """The first line whose value is NaN or infinite on the way to ``name`` (or None)."""
-    run = Plan(program).bind({k: v for k, v in inputs.items() if v is not None}, n=1)
-    return run.first_nonfinite(ancestors(program, name))
-
-
-def _plain(v: np.ndarray) -> Any:
-    return float(v) if v.shape == () else np.array(v)
+    return Plan(program).bind(inputs, n=1).first_nonfinite(ancestors(program, name))

@@ -40,13 +40,19 @@ class GcpLine:
 
 @dataclass
 class Gcp:
-    """A generated Gradient Computing Program and where each of its lines came from."""
+    """A generated Gradient Computing Program and where each of its lines came from: the
+    ``shape_program`` it was compiled from, its ``lines``, and their ``text``."""
 
-    shape: Program
+    shape_program: Program
     loss: str
     weights: list[str]
     full: bool
     lines: list[GcpLine] = field(default_factory=list)
+
+    @property
+    def shape(self) -> Program:
+        """The shape program (the public name of ``shape_program``)."""
+        return self.shape_program
 
     @property
     def text(self) -> str:
@@ -54,7 +60,7 @@ class Gcp:
 
     def program(self) -> Program:
         """The GCP as a checked :class:`Program` (line numbers are those of ``text``)."""
-        return parse(self.text, f"<GCP of {self.shape.file}>")
+        return parse(self.text, f"<GCP of {self.shape_program.file}>")
 
     def gradient_names(self) -> dict[str, str]:
         """Weight name -> name of its gradient output in the GCP."""

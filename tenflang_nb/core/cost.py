@@ -31,6 +31,7 @@ import numpy as np
 
 from .backprop import Gcp, compile_program
 from .datafiles import DataTable
+from .draws import draw_values
 from .errors import TenFlangError
 from .forward import ForwardProgram, compile_forward
 from .lexical import GIVEN_KINDS
@@ -52,11 +53,6 @@ class ModeCost:
     pass_lines: int  # of which the shape program's forward pass
     values_kept: int  # numbers per example held at once, at the peak
     seconds: float  # measured time per gradient (varies with the machine)
-
-    @property
-    def lines_per_sweep(self) -> float:
-        """Derivative lines per sweep, on average."""
-        return (self.lines - self.pass_lines) / max(self.sweeps, 1)
 
 
 @dataclass(frozen=True)
@@ -138,22 +134,22 @@ def peak_values(program: Program) -> int:
     return peak
 
 
-def _examples(shape: Program, data: Mapping[str, Any] | DataTable | None, examples: int
+def _examples(program: Program, data: Mapping[str, Any] | DataTable | None, examples: int
               ) -> tuple[dict[str, np.ndarray], int, bool]:
-    """``examples`` examples from ``data``, or random ones (values do not change the counts,
-    and hardly the times)."""
+    """``examples`` examples from ``data``, with random draws for what it does not give
+    (values do not change the counts, and hardly the times)."""
     if isinstance(data, DataTable):
         data = {n: data.columns[n] for n in data.names if bool(np.all(data.present[n]))}
-    names = [n for n in shape.names(*GIVEN_KINDS) if shape.kind(n) != "weight"]
+    names = [n for n in program.names(*GIVEN_KINDS) if program.kind(n) != "weight"]
     given = {k: np.asarray(v, dtype=np.float64) for k, v in (data or {}).items()
              if k in names and v is not None}
     n = min((len(v) for v in given.values() if v.ndim), default=0)
     if not given or n == 0:
         given, n = {}, examples
     n = min(n, examples)
-    rng = np.random.default_rng(0)
-    columns = {k: given[k][:n] if k in given else rng.normal(size=(n, *shape.shapes[k]))
-               for k in names}
+    drawn = draw_values(program, [k for k in names if k not in given], n,
+                        np.random.default_rng(0))
+    columns = {k: given[k][:n] if k in given else drawn[k] for k in names}
     return columns, n, len(given) < len(names)
 
 
@@ -173,11 +169,11 @@ def _time_per_run(program: Program, values: Mapping[str, Any], n: int, means: li
     return float(best)
 
 
-def compare_modes(shape: Program, data: Mapping[str, Any] | DataTable | None = None,
+def compare_modes(program: Program, data: Mapping[str, Any] | DataTable | None = None,
                   weights: Weights | None = None, *, examples: int = 100,
                   budget: float = 0.2, forward: ForwardProgram | None = None,
                   gcp: Gcp | None = None) -> ModeComparison:
-    """Forward mode against reverse mode for ``shape`` (see the module).
+    """Forward mode against reverse mode for the shape program ``program`` (see the module).
 
     ``data``: a :class:`DataTable` or columns (name -> array, the first axis the example), of
     which the first ``examples`` are run; random values for what it does not give.
@@ -185,25 +181,25 @@ def compare_modes(shape: Program, data: Mapping[str, Any] | DataTable | None = N
     program (at least 3 runs). The compiled programs may be passed in when the caller has
     them.
     """
-    if not shape.names("weight"):
-        raise TenFlangError.at(f"{shape.file} has no weights: there is no gradient to cost",
-                               file=shape.file)
-    forward = forward if forward is not None else compile_forward(shape)
-    gcp = gcp if gcp is not None else compile_program(shape)
+    if not program.names("weight"):
+        raise TenFlangError.at(f"{program.file} has no weights: there is no gradient to cost",
+                               file=program.file)
+    forward = forward if forward is not None else compile_forward(program)
+    gcp = gcp if gcp is not None else compile_program(program)
     if weights is None:
-        weights = initial_weights({w: shape.shapes[w] for w in shape.names("weight")})
-    columns, n, synthetic = _examples(shape, data, examples)
+        weights = initial_weights({w: program.shapes[w] for w in program.names("weight")})
+    columns, n, synthetic = _examples(program, data, examples)
     values = {**columns, **weights}
     means = list(gcp.gradient_names().values())
     costs = []
     for mode, derived, sweeps in (("forward", forward, len(forward.sweeps)),
                                   ("reverse", gcp, 1)):
-        program = derived.program()
+        derived_program = derived.program()
         pass_lines = sum(line.section == "forward" and isinstance(line.statement, Define)
                          and line.statement.op is not None for line in derived.lines)
-        costs.append(ModeCost(mode, sweeps, count_lines(program), pass_lines,
-                              peak_values(program),
-                              _time_per_run(program, values, n, means, budget)))
-    components = sum(int(np.prod(shape.shapes[w], dtype=np.int64))
-                     for w in shape.names("weight"))
+        costs.append(ModeCost(mode, sweeps, count_lines(derived_program), pass_lines,
+                              peak_values(derived_program),
+                              _time_per_run(derived_program, values, n, means, budget)))
+    components = sum(int(np.prod(program.shapes[w], dtype=np.int64))
+                     for w in program.names("weight"))
     return ModeComparison(costs[0], costs[1], components, n, synthetic)

@@ -83,32 +83,32 @@ class GradRow:
     ok: bool
 
 
-def check_gradients(shape: Program, gcp: Program, loss: str, data: Mapping[str, Any], n: int,
-                    weights: Mapping[str, Any], *, eps: float = 1e-6, rtol: float = 1e-4,
-                    atol: float = 1e-7, max_components: int = 20
-                    ) -> tuple[list[GradRow], int]:
+def check_gradients(program: Program, gcp_program: Program, loss: str,
+                    data: Mapping[str, Any], n: int, weights: Mapping[str, Any], *,
+                    eps: float = 1e-6, rtol: float = 1e-4, atol: float = 1e-7,
+                    max_components: int = 20) -> tuple[list[GradRow], int]:
     """Compare the GCP's mean gradient over ``n`` examples with central differences of the
     shape program's mean loss, for at most ``max_components`` entries of each weight.
 
     Returns the rows and how many tensor entries were left unchecked.
     """
     _check_eps(eps)
-    grads = Plan(gcp).bind({**data, **weights}, n)
-    shape_run = Plan(shape).bind({**data, **weights}, n)
+    bound = {**data, **weights}
+    gradients = Plan(gcp_program).means(bound, n, [adjoint_name(loss, w) for w in weights])
+    loss_run = Plan(program).bind(bound, n)
     rows: list[GradRow] = []
     skipped = 0
     with np.errstate(all="ignore"):
-        grads.run()
         for w, value in weights.items():
-            g = grads.value(adjoint_name(loss, w))
+            g = gradients[adjoint_name(loss, w)]
             base = np.array(value, dtype=float)
-            mean_grad = np.zeros(base.shape) if g is None else g.mean(axis=0)
+            mean_grad = np.zeros(base.shape) if g is None else g
 
             def mean_loss(x: np.ndarray, w: str = w) -> float:
-                shape_run.set(w, x)
-                shape_run.run()
-                values = shape_run.value(loss)
-                return float("nan") if values is None else float(np.mean(values))
+                loss_run.set(w, x)
+                loss_run.run()
+                mean = loss_run.mean(loss)
+                return float("nan") if mean is None else float(mean)
 
             indices = list(itertools.islice(np.ndindex(base.shape), max_components))
             skipped += base.size - len(indices)
@@ -118,5 +118,5 @@ def check_gradients(shape: Program, gcp: Program, loss: str, data: Mapping[str, 
                 rel, ok = agreement(analytic, numeric, rtol, atol)
                 label = w if not index else f"{w}[{', '.join(map(str, index))}]"
                 rows.append(GradRow(label, analytic, numeric, rel, ok))
-            shape_run.set(w, base)
+            loss_run.set(w, base)
     return rows, skipped

@@ -161,7 +161,7 @@ class Op:
         """The operands in which the result is affine (linear plus a constant) while the other
         operands stay fixed; with ``linear``, also when they vary together. The loss
         landscape computes such a line three times over a plane of weight settings, not once
-        per grid point (see core/landscape.py).
+        per grid point (see core/landscape/evaluation.py).
 
         >>> OPS["add"].affine_in, OPS["div"].affine_in, OPS["exp"].affine_in
         ((0, 1), (0,), ())

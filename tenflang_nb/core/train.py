@@ -25,7 +25,7 @@ from .errors import ComputeError, Diagnostic, TenFlangError
 from .formatting import fmt_shape
 from .lexical import adjoint_name
 from .optimizers import OPTIMIZERS, OptimizerState
-from .plan import Plan, batch_mean
+from .plan import Plan, batch_mean, plain
 from .program import Program, ancestors
 from .settings import INITS, TrainSettings
 
@@ -139,7 +139,7 @@ class TrainResult:
         return self.history[-1].loss if self.history else float("nan")
 
 
-def gcp_weights(gcp: Program) -> tuple[str, dict[str, str]]:
+def gcp_weights(gcp_program: Program) -> tuple[str, dict[str, str]]:
     """The GCP's loss name and {weight: gradient output name}, found from the GCP alone.
 
     >>> from tenflang_nb.core.program import parse
@@ -148,20 +148,21 @@ def gcp_weights(gcp: Program) -> tuple[str, dict[str, str]]:
     >>> gcp_weights(p)
     ('L', {'w': 'd/L/d/w'})
     """
-    losses = gcp.losses
+    losses = gcp_program.losses
     if len(losses) != 1:
         raise TenFlangError([Diagnostic(
             "not a gradient program: it must declare exactly one loss "
-            f"(found {len(losses)})", gcp.file,
+            f"(found {len(losses)})", gcp_program.file,
             hint="make it with: tfcompiler SHAPE.tf -o gcp.tf")])
     loss = losses[0]
-    outputs = set(gcp.names("output"))
+    outputs = set(gcp_program.names("output"))
     # in the weights' declaration order, as the user wrote them (not the backward order)
-    grads = {w: adjoint_name(loss, w) for w in gcp.names("input", "weight")
+    grads = {w: adjoint_name(loss, w) for w in gcp_program.names("input", "weight")
              if adjoint_name(loss, w) in outputs}
     if not grads:
         raise TenFlangError([Diagnostic(
-            f"not a gradient program: no output named d/{loss}/d/<weight>", gcp.file)])
+            f"not a gradient program: no output named d/{loss}/d/<weight>",
+            gcp_program.file)])
     return loss, grads
 
 
@@ -267,21 +268,21 @@ class GradientDescent:
     be replaced between steps (the notebook's sliders do): it is read at every step.
     """
 
-    def __init__(self, gcp: Program, data: Mapping[str, np.ndarray], n: int,
+    def __init__(self, gcp_program: Program, data: Mapping[str, np.ndarray], n: int,
                  settings: TrainSettings | None = None, start: Weights | None = None) -> None:
-        self.gcp = gcp
+        self.gcp_program = gcp_program
         self.data = data
         self.n = n
         self.settings = settings or TrainSettings()
-        self.loss_name, self.grad_names = gcp_weights(gcp)
+        self.loss_name, self.grad_names = gcp_weights(gcp_program)
         s = self.settings
         # one batch holding everything is full-batch descent
         self.batch_size = s.batch_size if s.batch_size is not None and s.batch_size < n else None
-        shapes = {w: gcp.shapes[w] for w in self.grad_names}
+        shapes = {w: gcp_program.shapes[w] for w in self.grad_names}
         self.initial = start if start is not None else initial_weights(shapes, s.init, s.seed)
         rows = self.batch_size or n
         first = {k: np.asarray(v)[:rows] for k, v in data.items()}
-        self._run = Plan(gcp).bind({**first, **self.initial}, rows,
+        self._run = Plan(gcp_program).bind({**first, **self.initial}, rows,
                                    means=list(self.grad_names.values()))
         # mini-batches are copied into the bound input buffers, so the plan is built once
         self._batch_buffers = {k: self._run.values[k] for k in data
@@ -290,17 +291,20 @@ class GradientDescent:
         if loss_values is None:
             raise TenFlangError([Diagnostic(
                 f"the loss '{self.loss_name}' is null: the training data lacks a value it "
-                "needs", gcp.file)])
+                "needs", gcp_program.file)])
         # the raw buffer: (N,) per example, or (1,) when no example changes the loss
         self._loss_mean = batch_mean(loss_values)
         self.state = self._start(self.initial)
 
+    @property
+    def gcp(self) -> Program:
+        """The GCP it descends (the public name of ``gcp_program``)."""
+        return self.gcp_program
+
     def _start(self, weights: Weights) -> TrainState:
         batches = (_BatchStream(self.n, self.batch_size, self.settings.seed)
                    if self.batch_size else None)
-        return TrainState(
-            {w: (float(v) if np.ndim(v) == 0 else np.array(v, dtype=float))
-             for w, v in weights.items()}, batches=batches)
+        return TrainState({w: plain(v) for w, v in weights.items()}, batches=batches)
 
     def reset(self, weights: Weights | None = None) -> None:
         """Back to the initial weights (or ``weights``), forgetting the history."""
@@ -336,21 +340,21 @@ class GradientDescent:
     def _nonfinite(self) -> None:
         needed: set[str] = set()
         for target in (self.loss_name, *self.grad_names.values()):
-            needed |= ancestors(self.gcp, target)
+            needed |= ancestors(self.gcp_program, target)
         bad = self._run.first_nonfinite(needed)
         where = f"at iteration {self.state.iterations}"
         hint = "try a smaller learning rate" if self.state.iterations else (
             "check the training data and the program")
         if bad is None:
             raise ComputeError([Diagnostic(f"the loss or a gradient is NaN or infinite {where}",
-                                           self.gcp.file, hint=hint)])
+                                           self.gcp_program.file, hint=hint)])
         raise ComputeError([bad.src.diag(
             f"first NaN or infinite value {where} appeared on this line", 1, hint=hint)])
 
     def _nonfinite_weight(self, w: str) -> None:
         # a finite gradient times a huge learning rate can overflow: reported like a NaN in
         # the loss, never trained on (a weight of inf makes every gradient 0: "converged")
-        decl = self.gcp.decls[w]
+        decl = self.gcp_program.decls[w]
         raise ComputeError([decl.src.diag(
             f"weight '{w}' became NaN or infinite at iteration {self.state.iterations + 1} "
             f"(the update from iteration {self.state.iterations} overflowed)", 2,

@@ -29,9 +29,9 @@ import numpy as np
 from ..core import api
 from ..core.backprop import Gcp
 from ..core.backprop_check import BackpropCheck
-from ..core.bindings import check_names, training_columns
+from ..core.bindings import as_examples, check_names, training_columns
 from ..core.cost import ModeComparison, compare_modes
-from ..core.datafiles import DataTable, from_records, value_shape
+from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
 from ..core.forward import ForwardProgram
 from ..core.gradcheck import GradRow, check_gradients
@@ -39,7 +39,7 @@ from ..core.graph import DataFlowGraph
 from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
 from ..core.landscape import landscape as compute_landscape
 from ..core.lexical import GIVEN_KINDS, adjoint_name
-from ..core.plan import Plan, TraceStep, trace
+from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
 from ..core.settings import TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
@@ -54,37 +54,9 @@ if TYPE_CHECKING:
 __all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
 
-def as_examples(data: Any, program: Program | None = None) -> DataTable:
-    """Examples from a file path, a dict of arrays, a DataFrame, a list of dicts, or ONE
-    example written as a dict of values (``{"x": 1.0, "y": 0.5}``).
-
-    A dict is one example when a value is a plain number (columns need an example axis) or,
-    given the ``program``, when every value has its variable's shape exactly.
-
-    >>> len(as_examples({"x": 1.0, "y": 0.5})), len(as_examples({"x": [1.0, 2.0]}))
-    (1, 2)
-    """
-    if isinstance(data, Mapping) and data and _one_example(data, program):
-        return from_records([dict(data)], "<example>")
-    return api.load_data(data)
-
-
-def _records(run: Any) -> list[Record]:
-    """The history of a model, a TrainResult or a trainer, or a list of records itself."""
-    history = getattr(run, "history", run)
-    return list(history)
-
-
-def _one_example(data: Mapping[str, Any], program: Program | None) -> bool:
-    # value_shape, not np.ndim / np.shape: those raise on a ragged value ([[0, 0], None])
-    values = [v for v in data.values() if v is not None]
-    if any(value_shape(v) == () for v in values):
-        return True
-    if program is None:
-        return False
-    shapes = program.shapes
-    return all(name in shapes and (value is None or value_shape(value) == shapes[name])
-               for name, value in data.items())
+def _array(value: float | np.ndarray | None) -> np.ndarray | None:
+    """A value as :meth:`TenFlangModel.values` gives it: an array (0-d for a scalar)."""
+    return None if value is None else np.array(value)
 
 
 class _Table(list):  # type: ignore[type-arg]
@@ -335,8 +307,7 @@ class TenFlangModel:
         """Keep a finished run's weights and history (and its data, for ``values(i)``)."""
         result = trainer.result()
         self.result = result
-        self.weights = {w: (np.array(v) if np.ndim(v) else float(v))
-                        for w, v in result.weights.items()}
+        self.weights = {w: plain(v) for w, v in result.weights.items()}
         self.history = list(result.history)
         self.data = table
 
@@ -388,17 +359,11 @@ class TenFlangModel:
         program = self.full_gcp_program if self.compiled is not None else self.program
         check_names(program, table, "the example", set(self._data_names(program)))
         data = {n: table.columns[n] for n in table.names if table.present[n][0]}
-        run = Plan(program).bind({**data, **self.weights}, 1)
-        with np.errstate(all="ignore"):
-            run.run()
         adjoints = self.adjoints
-        out: dict[str, tuple[Any, Any]] = {}
-        for v in self.graph.nodes:
-            value = run.value(v)
-            grad = run.value(adjoints[v]) if v in adjoints else None
-            out[v] = (None if value is None else np.array(value[0]),
-                      None if grad is None else np.array(grad[0]))
-        return out
+        values = Plan(program).example({**data, **self.weights},
+                                       [*self.graph.nodes, *adjoints.values()])
+        return {v: (_array(values[v]), _array(values[adjoints[v]]) if v in adjoints else None)
+                for v in self.graph.nodes}
 
     def trace(self, example: Any = None) -> list[TraceStep]:
         """The GCP run on one example, line by line: each step's ``.line`` (1-based, in
@@ -419,8 +384,7 @@ class TenFlangModel:
         program = self.gcp_program
         check_names(program, table, "the example", set(self._data_names(program)))
         data = {n: table.columns[n][0] for n in table.names if table.present[n][0]}
-        with np.errstate(all="ignore"):
-            return trace(program, {**data, **self.weights})
+        return trace(program, {**data, **self.weights})
 
     def stepper(self, example: Any = None) -> Rendered:
         """Step through the GCP on one example, a line at a time: the graph and the GCP
@@ -557,7 +521,7 @@ class TenFlangModel:
                 along = [along]
             plane = plane_for(layout, self.weights, along, seed=seed)
         runs = {self.name: self} if paths is None else dict(paths)
-        drawn = [path_of(plane, layout, _records(run), str(label),
+        drawn = [path_of(plane, layout, run, str(label),
                          current=self.weights if run is self else None)
                  for label, run in runs.items()]
         return compute_landscape(evaluator, plane, drawn, resolution=resolution, limits=limits)

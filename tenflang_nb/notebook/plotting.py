@@ -23,7 +23,7 @@ from matplotlib.ticker import LogFormatterSciNotation, LogLocator, MaxNLocator
 from PIL import Image
 
 from ..core.formatting import fmt_list, fmt_number
-from ..core.landscape import Landscape, Path, Plane
+from ..core.landscape import DescentPath, Landscape, Plane
 from ..core.train import Record
 
 # Drawing every point of a million-step history would make each live redraw slower than the
@@ -148,7 +148,7 @@ class LandscapeFigure(Figure):
     def _repr_png_(self) -> bytes:
         return _png(self)
 
-    def set_paths(self, paths: Sequence[Path]) -> None:
+    def set_paths(self, paths: Sequence[DescentPath]) -> None:
         """Move the path artists to ``paths`` (as many as the figure was made with)."""
         plane = self.landscape.plane
         for (line, start, end), path in zip(self.path_artists, paths, strict=True):
@@ -217,9 +217,9 @@ def landscape_figure(land: Landscape, *, title: str | None = None, log: bool | N
     than three decades). Losses beyond 1e100 (a run that blew up) are drawn at 1e100.
 
     >>> import numpy as np
-    >>> from tenflang_nb.core.landscape import Landscape, Path, Plane
+    >>> from tenflang_nb.core.landscape import DescentPath, Landscape, Plane
     >>> plane = Plane(np.zeros(1), np.eye(1), ("w",), "weights")
-    >>> path = Path("run", np.arange(2), np.array([[0.0], [1.0]]), np.array([1.0, 0.0]),
+    >>> path = DescentPath("run", np.arange(2), np.array([[0.0], [1.0]]), np.array([1.0, 0.0]),
     ...             np.zeros(2))
     >>> fig = landscape_figure(Landscape(plane, (np.linspace(-1, 2, 4),),
     ...                                  np.array([4.0, 1.0, 0.0, 1.0]), (path,), "L"))
@@ -312,7 +312,7 @@ def _landscape_figure(land: Landscape, title: str | None, log: bool | None, widt
     return fig
 
 
-def _path_points(path: Path, dims: int) -> tuple[np.ndarray, np.ndarray]:
+def _path_points(path: DescentPath, dims: int) -> tuple[np.ndarray, np.ndarray]:
     """The path's finite points in the axes' coordinates: (coordinate, loss) on a line,
     the two coordinates on a plane."""
     if dims == 1:
@@ -333,9 +333,9 @@ class LiveFigure:
     panel costs the path, not the contours and axes (which are kept as pixels).
 
     >>> import numpy as np
-    >>> from tenflang_nb.core.landscape import Landscape, Path, Plane
+    >>> from tenflang_nb.core.landscape import DescentPath, Landscape, Plane
     >>> plane = Plane(np.zeros(1), np.eye(1), ("w",), "weights")
-    >>> path = Path("run", np.arange(1), np.zeros((1, 1)), np.ones(1), np.zeros(1))
+    >>> path = DescentPath("run", np.arange(1), np.zeros((1, 1)), np.ones(1), np.zeros(1))
     >>> live = LiveFigure(Landscape(plane, (np.linspace(-1, 1, 3),), np.ones(3), (path,)))
     >>> live.png([path])[:4]
     b'\\x89PNG'
@@ -350,7 +350,7 @@ class LiveFigure:
         return [a for artists in self.figure.path_artists for a in artists] + [
             self.figure.note]
 
-    def png(self, paths: Sequence[Path]) -> bytes:
+    def png(self, paths: Sequence[DescentPath]) -> bytes:
         """The figure with ``paths`` drawn on it, as PNG bytes."""
         fig = self.figure
         canvas = fig.canvas

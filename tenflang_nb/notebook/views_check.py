@@ -15,7 +15,7 @@ The core computed everything shown (``core.backprop_check``); this module only l
 
 from __future__ import annotations
 
-from ..core.backprop_check import BackpropCheck, LineVerdict, explain, status_text
+from ..core.backprop_check import BackpropCheck, LineVerdict, explanation_lines, status_text
 from ..core.formatting import fmt_assignments
 from .views_code import source_lines
 from .views_diag import diagnostic_html
@@ -31,7 +31,7 @@ _STATUS_CLASS = {"right": "tf-ok", "wrong": "tf-fail", "inherits": "tf-fail"}
 
 
 def _root_html(v: LineVerdict) -> str:
-    lines = "".join(f"<div>{esc(t)}</div>" for t in explain(v))
+    lines = "".join(f"<div>{esc(t)}</div>" for t in explanation_lines(v))
     return (f'<div class="tf-diag tf-error" data-tf-diag-line="{v.line}">'
             f'<div class="tf-diag-head">line {v.line}: <code>{esc(v.source.strip())}</code>'
             f"</div>{lines}</div>")

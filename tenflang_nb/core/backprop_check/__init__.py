@@ -1,0 +1,80 @@
+"""A backward pass written by hand, checked line by line against the compiler's.
+
+A student writes the backward lines of a shape program: definitions of adjoints
+``d/<loss>/d/<v>`` and of any helper names (local partials, temporaries); declarations are
+optional. :func:`check_backprop` parses them with the usual TenFlang errors (the file is
+``NAME (your backward pass)``, ``line N`` is the student's line), runs them after the shape
+program's forward pass on several random draws of the inputs and weights, and compares every
+adjoint they define with the compiler's ``d/L/d/v`` on the same draws (the full GCP, so the
+adjoints of inputs can be checked too). An adjoint the student uses but does not define takes
+the compiler's value, so one block of the backward pass can be checked at a time; it is
+listed as *missing*, not wrong.
+
+The package, in the order a check runs: ``require`` (which adjoints must be written),
+``reference`` (the compiler's side: the full GCP on random draws), ``student`` (the student's
+text parsed and run, chained and isolated), ``blame`` (the verdicts: right, wrong, inherits;
+the root wrong lines), ``hints`` (why a root line is wrong) and ``report`` (the result and
+its text).
+
+>>> from tenflang_nb.core.program import parse
+>>> square = parse("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n", "square.tf")
+>>> check_backprop(square, "define d/L/d/w = add w w").ok
+True
+>>> result = check_backprop(square, "define d/L/d/w = w")
+>>> result.ok, result.first_wrong_line
+(False, 1)
+>>> print(result.lines[0].hint.replace(": ", ":\\n"))
+`define L = mul w w` (line 3 of square.tf) uses w twice, so d/L/d/w has one term per use (w + w):
+your value has only one of them
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import TenFlangError
+from ..program import Program
+from .blame import blame
+from .reference import Reference
+from .report import AdjointVerdict, BackpropCheck, LineVerdict, explanation_lines, status_text
+from .require import required_adjoints
+from .student import StudentLines, parse_student
+
+__all__ = ["AdjointVerdict", "BackpropCheck", "LineVerdict", "check_backprop",
+           "explanation_lines", "status_text"]
+
+DRAWS = 5  # random draws of inputs and weights an answer is checked on
+
+
+def check_backprop(program: Program, text: str, *, name: str | None = None,
+                   require: Iterable[str] | None = None, draws: int = DRAWS, seed: int = 0
+                   ) -> BackpropCheck:
+    """Check the backward lines ``text`` a student wrote for the shape program ``program``.
+
+    ``name`` labels the student's text in errors (``NAME (your backward pass)``; default:
+    the shape program's file name). ``require`` lists the adjoints (``d/L/d/w`` or just
+    ``w``) that must be written for ``ok``; default: every adjoint a weight's gradient needs
+    (the pruned GCP's). ``draws`` random draws of the inputs and weights, from ``seed``.
+    Errors in ``text`` are in the result (``.error``); a shape program without a loss, or a
+    bad ``require``, raise :class:`TenFlangError`.
+
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> from tenflang_nb.core.program import parse
+    >>> seed = parse(SEED_EXAMPLE, "seed.tf")
+    >>> r = check_backprop(seed, "define d/lambda/d/diff = mul 2 diff", require=["diff"])
+    >>> r.ok, r.right, r.missing
+    (True, ['d/lambda/d/diff'], ['d/lambda/d/o', 'd/lambda/d/z', 'd/lambda/d/w'])
+    """
+    if not (isinstance(draws, int) and 1 <= draws <= 100):
+        raise TenFlangError.at(f"draws must be a whole number from 1 to 100, not {draws!r}")
+    loss = program.loss
+    label = name or program.file.rsplit("/", 1)[-1].removesuffix(".tf")
+    file = f"{label} (your backward pass)"
+    reference = Reference(program, draws, seed)
+    required = required_adjoints(program, loss, reference.expected_adjoints, require)
+    try:
+        statements = parse_student(text, file, program, loss)
+        student = StudentLines(reference, statements, file)
+    except TenFlangError as err:  # every diagnostic names a line of the student's text
+        return BackpropCheck.failed(label, file, loss, text, err, required)
+    return blame(student, label, text, required)
