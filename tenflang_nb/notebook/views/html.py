@@ -105,8 +105,9 @@ def png_img(png: bytes, alt: str, width: int | None = None, cls: str = "") -> st
 
 @cache
 def static_text(name: str) -> str:
-    """A file of ``notebook/static/`` (the CSS and the scripts every output embeds)."""
-    return resources.files("tenflang_nb.notebook").joinpath("static", name).read_text("utf-8")
+    """A file of ``views/static/`` (the CSS and the scripts every output embeds)."""
+    return resources.files("tenflang_nb.notebook.views").joinpath("static", name).read_text(
+        "utf-8")
 
 
 def page(body: str, prefix: str, *, interactive: bool = True) -> str:
