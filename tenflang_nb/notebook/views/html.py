@@ -27,8 +27,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["Rendered", "attrs", "esc", "new_prefix", "page", "plain_only", "png_img",
-           "static_text", "styled_only"]
+__all__ = ["CARD_STYLE", "Rendered", "attrs", "esc", "new_prefix", "page", "plain_only",
+           "png_img", "static_text", "styled_only"]
 
 _counter = itertools.count(1)
 # a view's colours, set on its root element (also by tenflang.css, for the trusted output)
