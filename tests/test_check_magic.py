@@ -13,7 +13,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 from tenflang_nb.core.examples import SEED_EXAMPLE
-from tenflang_nb.notebook.model import CheckReport, TenFlangModel
+from tenflang_nb.notebook.model import TenFlangModel
+from tenflang_nb.notebook.results import CheckReport
 
 RIGHT = """\
 define d/lambda/d/diff = mul 2 diff

@@ -181,6 +181,14 @@ def test_show_chooses_the_views(ip: Any) -> None:
     assert cap.outputs == []
 
 
+def test_show_cost_asks_the_model_to_measure(ip: Any) -> None:
+    # the view only renders what the model measured: naming it in --show is the request
+    _, cap = run(ip, "net --show cost", SEED_EXAMPLE)
+    assert plain(cap) == ["<TenFlang views of 'net': cost>"]
+    assert ip.user_ns["net"].costs is not None
+    assert "What one gradient costs" in html(cap) and "Not measured yet" not in html(cap)
+
+
 def test_full_shows_the_full_gcp(ip: Any) -> None:
     _, cap = run(ip, "net --show gcp --full", SEED_EXAMPLE)
     full = compile(parse(SEED_EXAMPLE), full=True)
@@ -307,7 +315,7 @@ def test_gradcheck_agrees_and_catches_a_wrong_gcp() -> None:
     wrong = seed.gcp.replace("define d/lambda/d/w = mul d/lambda/d/z d/z/d/w",
                              "define d/lambda/d/w = add d/lambda/d/z d/z/d/w")
     assert wrong != seed.gcp
-    seed._gcp_program = parse(wrong, "<wrong GCP>")
+    seed.gcp_program = parse(wrong, "<wrong GCP>")  # what training and the check run
     bad = seed.gradcheck({"x": 1.5, "y": 0.2})
     assert not bad.ok and bad[0]["rel_error"] > 0.1
     assert "MISMATCH" in bad._repr_html_()

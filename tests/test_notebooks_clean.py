@@ -138,7 +138,7 @@ def test_sanitizer_file() -> None:
     assert sanitize("w = 1.697") == "w = 1.697", "numbers that matter must survive"
     # the embedded stylesheet and scripts are the package's, not the cell's: a stored output
     # stays equal when they change; the stepper's steps (a script with a type) still count
-    from tenflang_nb.notebook.views_html import page, static_text
+    from tenflang_nb.notebook.views.html import page, static_text
 
     old = page("<b>x</b>", "tfnb0123456789")
     new = old.replace(static_text("tenflang.css"), "/* TenFlang notebook views. */ p {}") \

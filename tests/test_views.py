@@ -15,10 +15,9 @@ from conftest import VECTOR_PROGRAM, XOR_SHAPE
 from tenflang_nb.core.api import TenFlangError, compile, parse
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.graph import DataFlowGraph
-from tenflang_nb.notebook import views_graph
 from tenflang_nb.notebook.model import TenFlangModel
-from tenflang_nb.notebook.views import parse_views
-from tenflang_nb.notebook.views_diag import error_view, warnings_view
+from tenflang_nb.notebook.views import drawing, parse_views
+from tenflang_nb.notebook.views.diagnostics import error_view, warnings_view
 
 XOR = XOR_SHAPE
 VECTORS = VECTOR_PROGRAM
@@ -230,7 +229,7 @@ def test_fallback_when_graphviz_raises(seed: TenFlangModel, monkeypatch: pytest.
 
 def test_fallback_for_graphs_too_big_to_draw(seed: TenFlangModel,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(views_graph, "MAX_NODES", 3)
+    monkeypatch.setattr(drawing, "MAX_NODES", 3)
     assert_fallback(seed.show("graph").html, seed, "too many to draw")
 
 
@@ -345,6 +344,14 @@ def test_cost_view_is_a_plain_table_with_the_counts() -> None:
         assert all(re.fullmatch(r"[0-9.]+ (s|ms|µs)", t) for t in rows[5][1:])
         assert "Times vary between machines and runs; the counts do not." in html
     assert "<script>" not in cost._repr_html_()
+
+
+def test_cost_view_shows_what_was_measured_and_never_measures() -> None:
+    model = TenFlangModel(XOR, "xor")
+    html = model.show("cost").html
+    assert model.costs is None, "a renderer started a measurement"
+    assert "Not measured yet" in html and "NAME.cost()" in html
+    assert "What one gradient costs" not in html
 
 
 def test_cost_view_without_a_loss_says_why() -> None:

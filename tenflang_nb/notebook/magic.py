@@ -28,9 +28,9 @@ from ..core.errors import TenFlangError
 from ..core.settings import SETTINGS, TrainSettings
 from .loop import kernel_loop_running
 from .model import CheckReport, TenFlangModel, as_examples
-from .views import VIEWS, default_views, describe_views, parse_views, program_view
-from .views_code import source_lines
-from .views_diag import error_view, warnings_view
+from .views import VIEWS, default_views, describe_views, parse_views
+from .views.diagnostics import error_view, warnings_view
+from .views.listing import source_lines
 
 __all__ = ["TenFlangMagics", "load", "unload"]
 
@@ -121,12 +121,24 @@ class TenFlangMagics(Magics):
             display(warned)
         after = [v for v in which if VIEWS[v].needs_training] if data is not None else []
         before = [v for v in which if v not in after]
+        if "cost" in which:
+            self._measure(model)
         if before:
-            display(program_view(model, before, full=args.full, example=example))
+            display(model.show(before, full=args.full, example=example))
         if data is not None:
             trained = self._train(model, data, args)
             if trained and after:
-                display(program_view(model, after, full=args.full, example=example))
+                display(model.show(after, full=args.full, example=example))
+
+    @staticmethod
+    def _measure(model: TenFlangModel) -> None:
+        """``--show cost`` asks for a measurement: the view shows what the model measured."""
+        if model.loss is None or not model.weights:
+            return  # nothing to measure: the view says why
+        try:
+            model.cost()
+        except TenFlangError as err:
+            display(error_view(err, model.source, title="Cannot measure the cost."))
 
     def _example(self, spec: str) -> Any:
         """``--example``: a record in braces, a variable, or an index into the data."""

@@ -2,7 +2,8 @@
 
 It only wires the core together (parse, compile, plan, train) and hands results to the views;
 every number it shows is computed by the core's interpreter. The model computes, the views
-render what it computed: no view calls back into a method that renders.
+render what it computed: a view reads the model (``views.base.Shown``) and calls none of its
+methods; what a view shows beyond the program, the model computes first (``View.computes``).
 
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE
 >>> net = TenFlangModel(SEED_EXAMPLE, "net")
@@ -20,21 +21,20 @@ True
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core import api
 from ..core.backprop import Gcp
-from ..core.backprop_check import BackpropCheck
 from ..core.bindings import as_examples, check_names, training_columns
-from ..core.cost import ModeComparison, compare_modes
+from ..core.cost import compare_modes
 from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
 from ..core.forward import ForwardProgram
-from ..core.gradcheck import GradRow, check_gradients
+from ..core.gradcheck import check_gradients
 from ..core.graph import DataFlowGraph
 from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
 from ..core.landscape import landscape as compute_landscape
@@ -43,13 +43,19 @@ from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
 from ..core.settings import TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
-from . import views
-from .views_html import Rendered
+from . import stepper, views
+from .results import CheckReport, Cost, Evaluation, GradCheck
+from .stepper import StepperRun
+from .views import card, drawing
+from .views.html import Rendered
+from .views.listing import MAX_LISTED
+from .views.step import stepper_view
+from .views.values import ExampleValues, values_view
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from .panel import TrainingPanel
+    from .panel.widget import TrainingPanel
 
 __all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
@@ -57,98 +63,6 @@ __all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "a
 def _array(value: float | np.ndarray | None) -> np.ndarray | None:
     """A value as :meth:`TenFlangModel.values` gives it: an array (0-d for a scalar)."""
     return None if value is None else np.array(value)
-
-
-class _Table(list):  # type: ignore[type-arg]
-    """Result rows (a list) that display as a table: HTML in a notebook, and as text numbers
-    to 6 digits, not the list's full-precision floats (what a terminal shows, and what a saved
-    notebook's text/plain keeps: last digits would move with the CPU)."""
-
-    _html: Callable[[Any], str]
-    _text: Callable[[Any], str]
-
-    def _repr_html_(self) -> str:
-        return type(self)._html(self)
-
-    def __repr__(self) -> str:
-        return type(self)._text(self)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
-
-
-class Evaluation(_Table):
-    """The outputs and loss per input record (a list of dicts)."""
-
-    _html = staticmethod(views.evaluation_html)
-    _text = staticmethod(views.evaluation_text)
-
-    def __init__(self, results: list[dict[str, Any]], inputs: DataTable) -> None:
-        super().__init__(results)
-        self.inputs = inputs
-
-
-class GradCheck(_Table):
-    """Rows ``{weight, gcp, numeric, rel_error, ok}``: the GCP's gradient against central
-    finite differences of the loss, one row per weight component."""
-
-    _html = staticmethod(views.gradcheck_html)
-    _text = staticmethod(views.gradcheck_text)
-
-    def __init__(self, rows: list[GradRow], eps: float, rtol: float, skipped: int) -> None:
-        super().__init__(dataclasses.asdict(row) for row in rows)
-        self.eps, self.rtol, self.skipped = eps, rtol, skipped
-
-    @property
-    def ok(self) -> bool:
-        """True when every component agrees."""
-        return all(row["ok"] for row in self)
-
-    @property
-    def max_rel_error(self) -> float:
-        return max((row["rel_error"] for row in self), default=0.0)
-
-
-class CheckReport(BackpropCheck):
-    """A checked backward pass (see ``core.backprop_check.BackpropCheck``: ``ok``,
-    ``first_wrong_line``, ``lines``, ``adjoints``, ``report()``) that displays as HTML."""
-
-    @classmethod
-    def of(cls, result: BackpropCheck) -> CheckReport:
-        return cls(**{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.report(), "text/html": views.backprop_check_html(self)}
-
-    def _repr_html_(self) -> str:
-        return views.backprop_check_html(self)
-
-    def __repr__(self) -> str:
-        return self.report()
-
-
-class Cost(ModeComparison):
-    """What one gradient costs in forward mode and in reverse mode (``model.cost()``).
-
-    Attributes: ``forward`` and ``reverse`` (each with ``sweeps``, ``lines``,
-    ``pass_lines``, ``values_kept``, ``seconds``), ``components``, ``examples``,
-    ``synthetic``, ``line_ratio``, ``time_ratio``. Displays as a plain table; its text omits
-    the times, which vary between machines and runs.
-    """
-
-    @classmethod
-    def of(cls, comparison: ModeComparison) -> Cost:
-        return cls(**{f.name: getattr(comparison, f.name)
-                      for f in dataclasses.fields(comparison)})
-
-    def _repr_html_(self) -> str:
-        return views.cost_html(self)
-
-    def __repr__(self) -> str:
-        f, r = self.forward, self.reverse
-        return (f"<TenFlang cost of one gradient: forward mode {f.sweeps:,} "
-                f"sweep{'s' * (f.sweeps != 1)}, {f.lines:,} lines; reverse mode "
-                f"{r.sweeps:,} sweep, {r.lines:,} lines>")
 
 
 class TenFlangModel:
@@ -170,10 +84,6 @@ class TenFlangModel:
         self.graph = DataFlowGraph(self.program)
         # a program without a loss still has a graph and outputs; only gradients need one
         self.compiled: Gcp | None = api.compile(self.program) if self.program.losses else None
-        self._full: Gcp | None = None
-        self._gcp_program: Program | None = None
-        self._full_program: Program | None = None
-        self._forward: ForwardProgram | None = None
         self.costs: Cost | None = None
         self.weights: Weights = initial_weights(
             {w: self.program.shapes[w] for w in self.program.names("weight")},
@@ -184,6 +94,7 @@ class TenFlangModel:
         self.panel: TrainingPanel | None = None
 
     # ------------------------------------------------------------------ the compiled forms
+    # (the pruned GCP is made at once; the others when first asked for, then kept)
 
     @property
     def loss(self) -> str | None:
@@ -205,40 +116,32 @@ class TenFlangModel:
         """The (pruned) Gradient Computing Program as TenFlang text."""
         return self._need_gcp().text
 
-    @property
+    @cached_property
     def compiled_full(self) -> Gcp:
         """The full GCP: every adjoint ``d/L/d/v``, not only those the weights need."""
-        if self._full is None:
-            self._need_gcp()
-            self._full = api.compile(self.program, full=True)
-        return self._full
+        self._need_gcp()
+        return api.compile(self.program, full=True)
 
     @property
     def gcp_full(self) -> str:
         return self.compiled_full.text
 
-    @property
+    @cached_property
     def compiled_forward(self) -> ForwardProgram:
         """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
         by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
-        if self._forward is None:
-            self._need_gcp()
-            self._forward = api.compile_forward(self.program)
-        return self._forward
+        self._need_gcp()
+        return api.compile_forward(self.program)
 
-    @property
+    @cached_property
     def gcp_program(self) -> Program:
         """The pruned GCP parsed back (what training runs)."""
-        if self._gcp_program is None:
-            self._gcp_program = self._need_gcp().program()
-        return self._gcp_program
+        return self._need_gcp().program()
 
-    @property
+    @cached_property
     def full_gcp_program(self) -> Program:
         """The full GCP parsed back (what shows every variable's adjoint)."""
-        if self._full_program is None:
-            self._full_program = self.compiled_full.program()
-        return self._full_program
+        return self.compiled_full.program()
 
     @property
     def adjoints(self) -> dict[str, str]:
@@ -285,21 +188,14 @@ class TenFlangModel:
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
         (live) or call ``.run_sync()`` first for one deterministic run.
         """
-        from .panel import TrainingPanel  # widgets and matplotlib only when training
+        from .panel.widget import TrainingPanel  # widgets and matplotlib only when training
 
         table = as_examples(data, self.program)
         chosen = TrainSettings.of(settings or self.settings, **options)
         # built now so bad data raises here, where the caller can show it, not in the panel
-        first = [self.trainer(table, chosen)]
-
-        def make(settings: TrainSettings) -> GradientDescent:
-            if first:
-                t = first.pop()
-                t.settings = settings
-                return t
-            return self.trainer(table, settings)
-
-        self.panel = TrainingPanel(make, chosen, live=live, landscape=landscape,
+        first = self.trainer(table, chosen)
+        self.panel = TrainingPanel(lambda s: self.trainer(table, s), chosen, trainer=first,
+                                   live=live, landscape=landscape,
                                    on_finish=lambda t: self.adopt(t, table))
         return self.panel
 
@@ -313,7 +209,7 @@ class TenFlangModel:
 
     def training_summary(self) -> Rendered:
         """The last training run: iterations, final loss, convergence, weights."""
-        return views.training_summary(self)
+        return card.training_summary(self)
 
     # ------------------------------------------------------------------ running
 
@@ -399,7 +295,22 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.0, "y": 0.5})
         <TenFlang stepper of 'net' on {x: 1, y: 0.5}: 12 steps>
         """
-        return views.stepper_view(self, example)
+        return stepper_view(self.stepper_run(example), self.source)
+
+    def stepper_run(self, example: Any = None) -> StepperRun:
+        """What the stepper shows: the GCP run on one example (:meth:`trace`), each line
+        explained (its node, edges, caption, numbers; see ``notebook/stepper.py``).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> run = TenFlangModel(SEED_EXAMPLE, "net").stepper_run({"x": 1.0, "y": 0.5})
+        >>> run.example, len(run.steps), run.steps[0].caption
+        ('{x: 1, y: 0.5}', 12, 'z = x × w: forward pass (mul: product (elementwise for tensors))')
+        """
+        steps = self.trace(example)
+        return stepper.stepper_run(
+            name=self.name, gcp=self._need_gcp(), program=self.program, graph=self.graph,
+            trace=steps, record=self.example(example).record(0), weights=self.weights,
+            listed_lines=MAX_LISTED)
 
     def show_values(self, example: Any = None) -> Rendered:
         """The graph with each node's value and gradient ``d/L/d/v`` on one example.
@@ -408,7 +319,15 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE, "net").show_values({"x": 1.0, "y": 0.5})
         <TenFlang values of 'net' on {x: 1.0, y: 0.5}>
         """
-        return views.values_view(self, example)
+        return values_view(self, self.values_on(example))
+
+    def values_on(self, example: Any = None) -> ExampleValues:
+        """What the ``values`` view shows: each variable's value and adjoint on one example
+        (:meth:`values`), with the example and which variables have an adjoint."""
+        table = self.example(example)
+        index = (example or 0) if isinstance(example, int | None) else None
+        return ExampleValues(table.record(0), index, self.values(table), set(self.adjoints),
+                             self.loss)
 
     def gradcheck(self, example: Any = None, *, eps: float = 1e-6, rtol: float = 1e-4,
                   atol: float = 1e-7, max_components: int = 20) -> GradCheck:
@@ -557,7 +476,7 @@ class TenFlangModel:
         >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
         ('w', 'mean loss lambda')
         """
-        from .plotting import landscape_figure  # matplotlib only when drawing
+        from .figures.landscape import landscape_figure  # matplotlib only when drawing
 
         land = self.landscape_data(along, through=through, seed=seed, resolution=resolution,
                                    limits=limits, data=data, paths=paths)
@@ -575,11 +494,19 @@ class TenFlangModel:
         <TenFlang views of 'net': order>
         """
         names = views.parse_views(which) if isinstance(which, str | None) else list(which)
-        return views.program_view(self, names, full=full, example=example)
+        computed = {}
+        for name in names:  # the model computes; the views only render what it hands them
+            method = views.VIEWS[name].computes
+            if method is not None:
+                try:
+                    computed[name] = getattr(self, method)(example)
+                except TenFlangError as err:
+                    computed[name] = err
+        return views.program_view(self, names, full=full, example=example, computed=computed)
 
     def dot(self) -> str:
         """The data-flow graph as Graphviz DOT text."""
-        return views.dot_source(self)
+        return drawing.dot_source(self.program, self.graph)
 
     def __repr__(self) -> str:
         n_vars = len(self.program.decls)
@@ -588,7 +515,7 @@ class TenFlangModel:
                 f"{n_w} weight{'s' * (n_w != 1)}>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": repr(self), "text/html": views.model_html(self)}
+        return {"text/plain": repr(self), "text/html": card.model_html(self)}
 
     def _repr_html_(self) -> str:
-        return views.model_html(self)
+        return card.model_html(self)

@@ -15,11 +15,11 @@ The core computed everything shown (``core.backprop_check``); this module only l
 
 from __future__ import annotations
 
-from ..core.backprop_check import BackpropCheck, LineVerdict, explanation_lines, status_text
-from ..core.formatting import fmt_assignments
-from .views_code import source_lines
-from .views_diag import diagnostic_html
-from .views_html import esc, new_prefix, page
+from ...core.backprop_check import BackpropCheck, LineVerdict, explanation_lines, status_text
+from ...core.formatting import fmt_assignments
+from .diagnostics import diagnostic_html
+from .html import esc, new_prefix, page
+from .listing import source_lines
 
 __all__ = ["backprop_check_html"]
 

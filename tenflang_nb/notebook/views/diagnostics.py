@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.errors import Diagnostic, TenFlangError, printable
-from .views_code import source_lines
-from .views_html import Rendered, esc, new_prefix, page
+from ...core.errors import Diagnostic, TenFlangError, printable
+from .html import Rendered, esc, new_prefix, page
+from .listing import source_lines
 
 __all__ = ["diagnostic_html", "error_view", "warnings_view"]
 
