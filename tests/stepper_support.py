@@ -50,6 +50,7 @@ SHOWN_JS = """(root) => {
     labels: labels,
     caption: live.querySelector('.tf-step-what').textContent,
     numbers: live.querySelector('.tf-step-numbers').textContent,
+    dims: live.querySelector('.tf-step-dims').textContent,
     count: live.querySelector('.tf-step-count').textContent,
     slider: Number(live.querySelector('.tf-step-slider').value),
     staticShown: still ? getComputedStyle(still).display !== 'none' : false,
@@ -66,6 +67,7 @@ class Expected:
     caption: str
     numbers: str
     count: str
+    dims: str = ""
 
 
 def expected(run: StepperRun, k: int) -> Expected:
@@ -82,7 +84,7 @@ def expected(run: StepperRun, k: int) -> Expected:
     s = run.steps[k - 1]
     count = f"step {k} of {n} · {s.phase} pass · line {s.line}"
     return Expected(s.line, s.node, sorted(f"{m} {p}" for m, p in s.edges), labels, s.caption,
-                    s.numbers, count)
+                    s.numbers, count, f"Shapes: {s.shapes}" if s.shapes else "")
 
 
 def shown(stepper: Any) -> dict[str, Any]:
@@ -113,6 +115,7 @@ def assert_at(stepper: Any, run: StepperRun, k: int, timeout: float = 5.0) -> No
         assert got["labels"].get(v) == texts, (where, v, got["labels"].get(v), texts)
     assert got["caption"] == want.caption, (where, got["caption"])
     assert got["numbers"] == want.numbers, (where, got["numbers"])
+    assert got["dims"] == want.dims, (where, got["dims"])
     assert not got["staticShown"], f"{where}: the static table shows beside the live stepper"
 
 
@@ -196,3 +199,90 @@ def tutorial_run() -> StepperRun:
     model = TenFlangModel(source.split("\n", 1)[1], "fan")
     model.weights["w"] = 0.8
     return model.stepper_run({"x": 1.5, "y": 0.2})
+
+
+# the cells of every heatmap on the live graph: node -> row -> [(fill, title)]
+HEAT_JS = """(root) => {
+  const found = {};
+  root.querySelectorAll('.tf-step-live g[data-tf-node]').forEach(g => {
+    g.querySelectorAll('g.tf-hm').forEach(hm => {
+      const node = g.getAttribute('data-tf-node');
+      found[node] = found[node] || {};
+      found[node][hm.getAttribute('data-tf-hm')] = [...hm.querySelectorAll('rect')].map(
+        r => [r.getAttribute('fill'), r.querySelector('title')?.textContent ?? null]);
+    });
+  });
+  return found;
+}"""
+
+# a small MLP on tensors: x [6] -> 5 tanh units -> 4 class scores, softmax cross-entropy
+MLP = """\
+declare input x [6]
+declare exp_output y [4]
+declare weight W1 [6, 5]
+declare weight b1 [5]
+declare weight W2 [5, 4]
+declare intvar a1
+declare intvar z1
+declare intvar h
+declare intvar a2
+declare intvar logp
+declare intvar ylogp
+declare intvar total
+declare loss lambda
+define a1 = matmul x W1
+define z1 = add a1 b1
+define h = tanh z1
+define a2 = matmul h W2
+define logp = logsoftmax a2
+define ylogp = mul y logp
+define total = sum ylogp
+define lambda = neg total
+"""
+# the notebook cell that sets its weights and steps through it (tests/test_stepper_browser.py)
+MLP_CELL = """\
+rng = np.random.default_rng(1)
+mlp.weights.update(W1=rng.normal(size=(6, 5)).round(2), b1=rng.normal(size=5).round(2),
+                   W2=rng.normal(size=(5, 4)).round(2))
+mlp.stepper({"x": [0.5, -1.0, 0.25, 1.5, 0.0, -0.75], "y": [0, 0, 1, 0]})"""
+
+
+def mlp_run() -> StepperRun:
+    """What the notebook's MLP stepper shows, computed here (the same lines as MLP_CELL)."""
+    import numpy as np
+
+    model = TenFlangModel(MLP, "mlp")
+    rng = np.random.default_rng(1)
+    model.weights.update(W1=rng.normal(size=(6, 5)).round(2), b1=rng.normal(size=5).round(2),
+                         W2=rng.normal(size=(5, 4)).round(2))
+    return model.stepper_run({"x": [0.5, -1.0, 0.25, 1.5, 0.0, -0.75], "y": [0, 0, 1, 0]})
+
+
+def assert_heatmaps(stepper: Any, run: StepperRun, k: int) -> None:
+    """Every heatmap on the live graph at position ``k``: each cell coloured as Python
+    colours its entry (grey, with no fill of its own, before its line has run) and titled
+    with its value."""
+    from tenflang_nb.core.formatting import fmt_number
+    from tenflang_nb.notebook.views.heatmap import PALETTE_CODES, levels
+    from tenflang_nb.notebook.views.step import heatmapped
+
+    now = {(v, "value"): x for v, x in run.start_tensors.items()}
+    for step in run.steps[:k]:
+        for v, row, x in step.tensors:
+            now[(v, row)] = x
+    shown = stepper.evaluate(HEAT_JS)
+    drawn = heatmapped(run)
+    assert set(shown) == set(drawn), (k, set(shown) ^ set(drawn))
+    for v, rows in drawn.items():
+        for row in rows:
+            cells = shown[v][row]
+            x = now.get((v, row))
+            if x is None:
+                assert all(fill is None for fill, _ in cells), (k, v, row)
+                continue
+            name = v if row == "value" else f"d/{run.loss}/d/{v}"
+            assert [f for f, _ in cells] == [PALETTE_CODES[c] for c in levels(x)], (k, v, row)
+            corners = ((0,) * x.ndim, tuple(d - 1 for d in x.shape))
+            titles = [f"{name}[{', '.join(map(str, at))}] = {fmt_number(x[at], 4)}"
+                      for at in corners]
+            assert [cells[0][1], cells[-1][1]] == titles, (k, v, row)

@@ -1,10 +1,15 @@
 /* The GCP stepper of one TenFlang output: the element with class tf-stepper that holds this
    script. Everything it needs is inside that element:
      script.tf-step-ui    the interactive markup (graph, listing, controls), inert text
-     script.tf-step-data  the steps: {intro, start: {id: {value, grad}}, steps: [{
+     script.tf-step-data  the steps: {intro, start: {id: {value, grad}}, palette,
+                            heat0: {id: {value: heat}}, steps: [{
                             l: GCP line, v: value, p: phase, c: caption, x: numbers,
-                            n: id of the node that lights up, e: ids of the edges it reads,
-                            u: [[id, "value" | "grad", text], ...] label changes}]}
+                            d: dimension analysis, n: id of the node that lights up,
+                            e: ids of the edges it reads,
+                            u: [[id, "value" | "grad", text], ...] label changes,
+                            h: [[id, "value" | "grad", heat], ...] heatmap changes}]}
+                          a heat: {n: name, s: shape, p: a palette code per entry,
+                            t: each entry's value as text}
      .tf-step-static      the table a reader sees where scripts do not run (hidden here)
    No kernel, no network, no global state: two steppers on a page never meet. Position k
    (0..n) means the first k steps have run; the current line is step k - 1. */
@@ -31,6 +36,7 @@
   var count = q(".tf-step-count");
   var what = q(".tf-step-what");
   var numbers = q(".tf-step-numbers");
+  var dims = q(".tf-step-dims");
   var pane = q(".tf-step-gcp");
   var play = q(".tf-step-play");
   var speed = q(".tf-step-speed");
@@ -56,6 +62,44 @@
     if (!el) { return; }
     /* an SVG label reads "value 0.5"; a table cell only "0.5" */
     el.textContent = el.tagName.toLowerCase() === "text" ? which + " " + text : text;
+  }
+
+  /* the heatmaps: every (id, row) that ever gets one, the <g> of cells drawing it, and the
+     heat it shows now (so a step repaints only what changed) */
+  var heatKeys = {};
+  Object.keys(data.heat0 || {}).forEach(function (id) {
+    Object.keys(data.heat0[id]).forEach(function (which) { heatKeys[id + "|" + which] = 1; });
+  });
+  steps.forEach(function (s) {
+    (s.h || []).forEach(function (h) { heatKeys[h[0] + "|" + h[1]] = 1; });
+  });
+  var painted = {};
+  function entry(i, shape) {
+    var index = [];
+    for (var k = shape.length - 1; k >= 0; k--) {
+      index.unshift(i % shape[k]);
+      i = Math.floor(i / shape[k]);
+    }
+    return "[" + index.join(", ") + "]";
+  }
+  function paint(key, heat) {
+    if (painted[key] === heat) { return; }
+    painted[key] = heat;
+    var cut = key.lastIndexOf("|");
+    var node = byId(key.slice(0, cut));
+    var group = node && node.querySelector('g.tf-hm[data-tf-hm="' + key.slice(cut + 1) + '"]');
+    if (!group) { return; }
+    group.querySelectorAll("rect").forEach(function (rect, i) {
+      var title = rect.firstElementChild;
+      if (!title) { title = rect.appendChild(document.createElementNS(rect.namespaceURI, "title")); }
+      if (heat && i < heat.p.length) {
+        rect.setAttribute("fill", data.palette[heat.p.charAt(i)]);
+        title.textContent = heat.n + entry(i, heat.s) + " = " + heat.t[i];
+      } else {
+        rect.removeAttribute("fill");  /* the group's: not computed yet */
+        title.textContent = "not computed yet";
+      }
+    });
   }
 
   var pos = 0;
@@ -88,6 +132,14 @@
       var cut = key.lastIndexOf("|");
       label(key.slice(0, cut), key.slice(cut + 1), texts[key]);
     });
+    var heats = {};
+    Object.keys(data.heat0 || {}).forEach(function (id) {
+      Object.keys(data.heat0[id]).forEach(function (w) { heats[id + "|" + w] = data.heat0[id][w]; });
+    });
+    for (var j = 0; j < pos; j++) {
+      (steps[j].h || []).forEach(function (h) { heats[h[0] + "|" + h[1]] = h[2]; });
+    }
+    Object.keys(heatKeys).forEach(function (key) { paint(key, heats[key] || null); });
     steps.forEach(function (s, j) {
       var row = rows[s.l];
       if (!row) { return; }
@@ -111,10 +163,12 @@
       });
       what.textContent = cur.c;
       numbers.textContent = cur.x;
+      dims.textContent = cur.d ? "Shapes: " + cur.d : "";
     } else {
       pane.scrollTop = 0;
       what.textContent = data.intro;
       numbers.textContent = "";
+      dims.textContent = "";
     }
     var phase = cur ? (cur.p === "forward" ? "forward pass" : "backward pass") : "not started";
     count.textContent = "step " + pos + " of " + n + " · " + phase +
