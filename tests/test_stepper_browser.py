@@ -9,6 +9,9 @@
   committed (untrusted: Lab strips scripts, styles and SVG) shows the table of every step.
 * A stepper on tensors (a small MLP): at every step each heatmap cell has the colour Python
   gives its entry and its value as title, and the caption its dimension analysis.
+* Predict mode (notebook 02's fan program): the questions answered with the keyboard, a wrong
+  value's hint, a right one revealing the line, one revealed with a click, the score; on the
+  MLP, each tensor question outlines its entry on the heatmap.
 * Notebook 7: the same cells, stepped through the same way.
 * The same notebook exported by nbconvert and opened from its file, no kernel, no network.
 
@@ -36,14 +39,19 @@ from browser_support import (
     wait_for_kernel,
 )
 from stepper_support import (
+    FAN_CELLS,
     MLP,
     MLP_CELL,
+    MLP_PREDICT_CELL,
     TUTORIAL,
     assert_at,
     assert_heatmaps,
+    assert_outlined,
     back_to_step,
     expected,
+    fan_predict_run,
     mlp_run,
+    predict_through,
     step_through,
     tutorial_run,
 )
@@ -62,8 +70,11 @@ CELLS = [
     'net.stepper({"x": -1.0, "y": 0.9})',
     "%%tenflang mlp --show none\n" + MLP,
     "import numpy as np\n" + MLP_CELL,
+    *FAN_CELLS,
+    MLP_PREDICT_CELL,
 ]
-STEPPERS = 3  # the net's (the magic's), another of the net, the MLP's
+# the net's (the magic's), another of the net, the MLP's, the fan's and the MLP's to predict
+STEPPERS = 5
 LOCAL = ("file:", "data:", "blob:", "about:")
 
 pytestmark = pytest.mark.browser
@@ -168,7 +179,8 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     notebook = f"notebooks/{SCRATCH}"
     page_errors: list[str] = []
     page.on("pageerror", lambda error: page_errors.append(str(error)))
-    first, second, mlp = _open_and_run(page, lab, f"lab/tree/{notebook}", notebook)
+    first, second, mlp, fan, mlp_predict = _open_and_run(page, lab, f"lab/tree/{notebook}",
+                                                         notebook)
     expect(first.locator(".tf-step-live")).to_be_visible()
     expect(first.locator(".tf-step-static")).to_be_hidden()
     run, other = seed_run(EXAMPLE), seed_run(OTHER)
@@ -186,6 +198,11 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     to_top(page.locator(".jp-Notebook .jp-CodeCell").nth(1))
     shot_lab = save_screenshot(page, "stepper_lab_backward")
     shot_tensors = check_tensors(page, mlp, "stepper_lab_tensors")
+    shots_predict = predict_through(page, fan, fan_predict_run(), "stepper_lab_predict")
+    assert_outlined(page, mlp_predict, mlp_run(predict=True))
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    expect(cells).to_have_count(len(CELLS))  # no key typed went to the notebook
+    expect(page.locator(".jp-Notebook .jp-MarkdownCell")).to_have_count(0)
     assert not page_errors, page_errors
 
     # saved and reopened: the stored output steps again (it is trusted: this user ran it)
@@ -218,9 +235,15 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     tutorial = page.locator(".jp-NotebookPanel").filter(
         has=page.locator("h1", has_text="Backpropagation by hand"))
     tutorial.locator(".jp-Cell").first.wait_for()
-    stored = tutorial.locator(".jp-OutputArea-output").filter(
+    steppers = tutorial.locator(".jp-OutputArea-output").filter(
         has_text="Stepping through the GCP")
-    expect(stored).to_have_count(1)
+    expect(steppers).to_have_count(2)  # the fan's, and the same in predict mode
+    predicting = steppers.nth(1)
+    expect(predicting.locator(".tf-step-live")).to_have_count(0)
+    assert "Predict mode (6 adjoints to predict) needs the stepper's script" in \
+        " ".join(predicting.inner_text().split())
+    expect(predicting.locator("input")).to_have_count(0)
+    stored = steppers.nth(0)
     expect(stored.locator(".tf-step-live")).to_have_count(0)
     table = stored.locator("table")
     expect(table).to_be_visible()
@@ -240,7 +263,7 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     shot_picture = save_screenshot(page, "stepper_lab_untrusted_picture")
     assert not page_errors, page_errors
     print(f"\nscreenshots: {shot_lab}\n             {shot_tensors}\n             {shot_untrusted}"
-          f"\n             {shot_picture}")
+          f"\n             {shot_picture}\n             " + "\n             ".join(shots_predict))
 
 
 def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:
@@ -255,7 +278,8 @@ def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:
         # on load, with any notebook: only errors from elsewhere (the outputs) count here
         page.on("pageerror", lambda error: None if "/static/notebook/" in (error.stack or "")
                 else page_errors.append(str(error)))
-        first, second, mlp = _open_and_run(page, server, f"notebooks/{SCRATCH}", SCRATCH)
+        first, second, mlp, fan, mlp_predict = _open_and_run(page, server,
+                                                             f"notebooks/{SCRATCH}", SCRATCH)
         run, other = seed_run(EXAMPLE), seed_run(OTHER)
         to_top(first)
         step_through(page, first, run)
@@ -264,8 +288,13 @@ def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:
         to_top(page.locator(".jp-Notebook .jp-CodeCell").nth(1))
         shot_nb7 = save_screenshot(page, "stepper_notebook7")
         shot_tensors = check_tensors(page, mlp, "stepper_notebook7_tensors")
+        shots = predict_through(page, fan, fan_predict_run(), "stepper_notebook7_predict")
+        assert_outlined(page, mlp_predict, mlp_run(predict=True))
+        expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(len(CELLS))
+        expect(page.locator(".jp-Notebook .jp-MarkdownCell")).to_have_count(0)
         assert not page_errors, page_errors
-    print(f"\nscreenshots: {shot_nb7}\n             {shot_tensors}")
+    print(f"\nscreenshots: {shot_nb7}\n             {shot_tensors}\n             "
+          + "\n             ".join(shots))
 
 
 # ------------------------------------------------------------------------------ nbconvert
@@ -307,7 +336,7 @@ def test_stepper_in_an_nbconvert_export_without_kernel_or_network(tmp_path: Path
 
     steppers = page.locator(".tf-stepper")
     expect(steppers).to_have_count(STEPPERS)
-    first, second, mlp = (steppers.nth(i) for i in range(STEPPERS))
+    first, second, mlp, fan, mlp_predict = (steppers.nth(i) for i in range(STEPPERS))
     run, other = seed_run(EXAMPLE), seed_run(OTHER)
     to_top(first)
     step_through(page, first, run)
@@ -316,7 +345,10 @@ def test_stepper_in_an_nbconvert_export_without_kernel_or_network(tmp_path: Path
     to_top(first)
     shot_export = save_screenshot(page, "stepper_nbconvert")
     shot_tensors = check_tensors(page, mlp, "stepper_nbconvert_tensors")
+    shots = predict_through(page, fan, fan_predict_run(), "stepper_nbconvert_predict")
+    assert_outlined(page, mlp_predict, mlp_run(predict=True))
     assert not page_errors, page_errors
     want = expected(run, 10)
     print(f"\nexport: {len(body) // 1024} KB; refused {len(blocked)} CDN requests; at step 10: "
-          f"{want.caption}\nscreenshots: {shot_export}\n             {shot_tensors}")
+          f"{want.caption}\nscreenshots: {shot_export}\n             {shot_tensors}\n"
+          "             " + "\n             ".join(shots))

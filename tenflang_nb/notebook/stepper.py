@@ -45,6 +45,7 @@ from ..core.ops import Const, Ref
 from ..core.plan import TraceStep
 from ..core.program import Program
 from ..core.syntax import Comment, Define
+from .predict import Question, first_grad_steps, questions
 
 __all__ = ["HEATMAP_MAX", "Step", "StepperRun", "formula", "label_text", "stepper_run"]
 
@@ -93,6 +94,9 @@ class StepperRun:
     skipped: int  # steps beyond the listed lines (a GCP too long to step through whole)
     # the tensors among the values in the graph before any line has run (inputs, weights)
     start_tensors: dict[str, np.ndarray] = field(default_factory=dict)
+    # predict mode: what the stepper asks before each adjoint's value (notebook/predict.py)
+    questions: tuple[Question, ...] = ()
+    predicting: bool = False  # asked for predict mode (it may find nothing to ask)
 
     @property
     def intro(self) -> str:
@@ -297,11 +301,13 @@ def _numbers(d: Define, env: Mapping[str, Any], value: str) -> str:
 
 def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
                 trace: Sequence[TraceStep], record: Mapping[str, Any],
-                weights: Mapping[str, Any], listed_lines: int) -> StepperRun:
+                weights: Mapping[str, Any], listed_lines: int,
+                predict: bool = False) -> StepperRun:
     """Explain each line of ``trace``, the GCP ``gcp`` of ``program`` run on the example
     ``record`` with ``weights`` (as ``model.trace`` runs it): node, edges, caption, numbers,
     label updates. Only the first ``listed_lines`` lines of the GCP (those the stepper
-    lists) are stepped through. ``name``: the model's, for the title.
+    lists) are stepped through. ``name``: the model's, for the title. ``predict``: with the
+    questions of predict mode (``notebook/predict.py``).
     """
     g = _GcpIndex(gcp, program, graph)
     loss = gcp.loss
@@ -351,8 +357,15 @@ def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
     example_text = "{" + ", ".join(f"{n}: {fmt_value(x, 'step')}" for n, x in given.items()) + "}"
     start_tensors = {v: np.asarray(x, dtype=float) for v, x in {**given, **weights}.items()
                      if x is not None and np.ndim(x) > 0}
+    asked: tuple[Question, ...] = ()
+    if predict:
+        asked = questions(program=program, graph=graph, loss=loss,
+                          first_grad=first_grad_steps([s.updates for s in steps]),
+                          adjoints={v: env.get(adjoint_name(loss, v)) for v in program.decls},
+                          given={**given, **weights})
     return StepperRun(name, program, graph, example_text, fmt_assignments(weights, "step"), loss,
-                      gcp, steps, start, widest, len(trace) - len(listed), start_tensors)
+                      gcp, steps, start, widest, len(trace) - len(listed), start_tensors,
+                      asked, predict)
 
 
 def label_text(value: Any) -> str:

@@ -21,7 +21,7 @@ from ..syntax import Define
 from .reference import Reference, Use, close, code
 from .report import LineVerdict
 
-__all__ = ["hint"]
+__all__ = ["hint", "mistakes"]
 
 Array = np.ndarray
 
@@ -37,6 +37,24 @@ def hint(ref: Reference, v: LineVerdict, actual: Array) -> str | None:
     'your value is the negative of the right one'
     """
     return _Hints(ref).hint(v, actual)
+
+
+def mistakes(ref: Reference, v: str) -> list[Array]:
+    """The usual wrong values of the adjoint ``d/L/d/v`` (one per draw, as ``ref`` has them):
+    the values the hypotheses of :func:`hint` describe, so that a caller can ask for each
+    one's hint in advance (the stepper's predict mode embeds them as a table). Some may get
+    no hint (:func:`hint` decides); a value may appear twice.
+
+    >>> from tenflang_nb.core.program import parse
+    >>> square = parse("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n")
+    >>> ref = Reference(square, 1, 0, given={"w": 3.0})
+    >>> sorted({float(x[0]) for x in mistakes(ref, "w")})  # the right value is 6
+    [-6.0, 0.0, 1.0, 3.0, 4.0, 6.0, 9.0, 12.0]
+    >>> hint(ref, LineVerdict(1, "d/L/d/w", "", "adjoint", "wrong", ref.adjoint("w")),
+    ...      mistakes(ref, "w")[0])[:47]
+    '`define L = mul w w` (line 3 of <program>) uses'
+    """
+    return _Hints(ref).mistakes(v)
 
 
 class _Hints:
@@ -87,7 +105,7 @@ class _Hints:
                     else "the incoming adjoint " if parts and ":" not in name else
                     "the compiler's ")
             what = kind + self.ref.describe(name)
-        hint = f"{v.name} should be {what} ({fmt_value(expected[0], 'report')} on draw 1)"
+        hint = f"{v.name} should be {what} ({fmt_value(expected[0], 'report')} {self.ref.at})"
         parts = derivative_parts(name.split(":")[0]) if not name.startswith("the ") else None
         if parts is not None and parts[0] != self.loss and parts[0] in self.ref.values:
             p = parts[0]
@@ -164,16 +182,13 @@ class _Hints:
         """Hypotheses about one term: ``mine`` is what the student has in its place."""
         p, _ = use
         ref = self.ref
-        d = self.program.defs[p]
-        g = ref.adjoint(p)
         gname = adjoint_name(self.loss, p)
-        op = ops.OPS[d.op] if d.op else None
         pname = adjoint_name(p, v)
         where = f" (in the term via {self.ref.use_text(use)})" if several else ""
-        elementwise = op is None or op.partials is not None
-        if not elementwise or g.shape != term.shape or np.any(np.abs(g) < 1e-12):
+        factors = self._factors(use, term)
+        if factors is None:
             return None
-        partial = term / g
+        g, partial = factors
         described = ref.describe(pname) if len(ref.terms(v)) == len(ref.uses(v)) else pname
         if not close(g, np.ones_like(g)) and close(mine, partial):
             return (f"your value is the local partial {pname} alone{where}: multiply it by "
@@ -181,19 +196,57 @@ class _Hints:
         if not close(partial, np.ones_like(partial)) and close(mine, g):
             return (f"your value is the incoming adjoint {gname} alone{where}: multiply it "
                     f"by the local partial {described} "
-                    f"({fmt_value(partial[0], 'report')} on draw 1)")
+                    f"({fmt_value(partial[0], 'report')} {ref.at})")
         for what, label in ((f"the value of {p}", p), (f"{v} itself", v)):
             value = ref.values[label]
             if value.shape == term.shape and close(mine, g * value):
                 return (f"you used {what} where the local partial {described} belongs"
-                        f"{where}: on draw 1, {label} = {fmt_value(value[0], 'report')} but "
+                        f"{where}: {ref.at}, {label} = {fmt_value(value[0], 'report')} but "
                         f"{pname} = {fmt_value(partial[0], 'report')}")
         return None
+
+    def _factors(self, use: Use, term: Array) -> tuple[Array, Array] | None:
+        """A term of an elementwise use as the incoming adjoint times the local partial (None
+        where it cannot be split so)."""
+        p, _ = use
+        d = self.program.defs[p]
+        op = ops.OPS[d.op] if d.op else None
+        g = self.ref.adjoint(p)
+        elementwise = op is None or op.partials is not None
+        if not elementwise or g.shape != term.shape or np.any(np.abs(g) < 1e-12):
+            return None
+        return g, term / g
+
+    def mistakes(self, v: str) -> list[Array]:
+        """The wrong values of ``d/L/d/v`` that the hypotheses of :meth:`_adjoint_hint`
+        describe, as values (see :func:`mistakes`)."""
+        ref = self.ref
+        expected = ref.adjoint(v)
+        terms = ref.terms(v) if ref.uses(v) else []
+        several = len(terms) > 1
+        found: list[Array] = []
+        for keep in range(len(terms) - 1, 0, -1):  # fan-out: some of the terms
+            for subset in itertools.combinations(range(len(terms)), keep):
+                found.append(sum((terms[i][1] for i in subset), np.zeros_like(expected)))
+        for use, term in terms:
+            rest = expected - term
+            factors = self._factors(use, term)
+            if factors is not None:
+                g, partial = factors
+                p = use[0]
+                theirs = [partial, g] + [g * ref.values[x] for x in (p, v)
+                                         if ref.values[x].shape == term.shape]
+                found += [rest + x for x in theirs]
+                if several:  # that one term, wrong, and the others missing
+                    found += theirs
+            if several:
+                found.append(rest - term)  # that term's sign
+        return found + [factor * expected for factor in (-1.0, 2.0, 0.5)]
 
     def _partial_hint(self, p: str, m: str, actual: Array, expected: Array) -> str | None:
         values = self.ref.values
         right = (f"{self.ref.describe(adjoint_name(p, m))} "
-                 f"({fmt_value(expected[0], 'report')} on draw 1)")
+                 f"({fmt_value(expected[0], 'report')} {self.ref.at})")
         if p in values and close(actual, values[p]):
             return f"your value is {p} itself, not its local partial: {right}"
         if m in values and close(actual, values[m]):

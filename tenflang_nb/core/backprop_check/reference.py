@@ -8,6 +8,9 @@ in magnitude (no ``ln`` of a negative number, no division by almost 0).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from ..backprop import compile_program
@@ -32,9 +35,18 @@ Use = tuple[str, int]  # a use of a variable: (the line's target, the operand's 
 class Reference:
     """The compiler's full GCP, run on ``draws`` random draws of the inputs and weights of
     ``program`` (the shape program) from ``seed``: ``data`` holds the draws of the given
-    values, ``values`` every value of the GCP on them (axis 0: the draw)."""
+    values, ``values`` every value of the GCP on them (axis 0: the draw). With ``given`` (the
+    inputs and weights of one example, as the stepper runs it), on that example alone; the
+    hints then say "here", not "on draw 1" (``at``).
 
-    def __init__(self, program: Program, draws: int, seed: int) -> None:
+    >>> from tenflang_nb.core.program import parse
+    >>> square = parse("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n")
+    >>> Reference(square, 1, 0, given={"w": 3.0}).adjoint("w"), Reference(square, 1, 0).at
+    (array([6.]), 'on draw 1')
+    """
+
+    def __init__(self, program: Program, draws: int, seed: int,
+                 given: Mapping[str, Any] | None = None) -> None:
         self.program = program
         self.loss = program.loss
         self.gcp_program = compile_program(program, full=True).program()
@@ -43,7 +55,14 @@ class Reference:
             s.name for s in (line.statement for line in pruned.lines)
             if isinstance(s, Declare) and (parts := derivative_parts(s.name)) is not None
             and parts[0] == self.loss and parts[1] in program.decls and parts[1] != self.loss))
-        self.data, self.values = self._draw(draws, seed)
+        if given is None:
+            self.data, self.values = self._draw(draws, seed)
+            self.at = "on draw 1"  # where the hints' numbers come from
+        else:
+            self.data = {n: np.asarray(v, dtype=float)[None] for n, v in given.items()
+                         if v is not None}
+            self.values = self._run(self.data, 1)
+            self.at = "here"
         self.n = len(next(iter(self.values.values()))) if self.values else 1
         self._terms: dict[str, list[tuple[Use, Array]]] = {}
 
@@ -51,9 +70,7 @@ class Reference:
         program = self.program
         k = max(32, 8 * draws)  # candidates, of which the first ``draws`` valid ones are kept
         data = draw_values(program, program.names(*GIVEN_KINDS), k, np.random.default_rng(seed))
-        run = Plan(self.gcp_program).run(data, k)
-        values = {n: np.array(v) for n in self.gcp_program.decls
-                  if (v := run.value(n)) is not None}
+        values = self._run(data, k)
         valid = np.ones(k, dtype=bool)
         for v in values.values():
             flat = v.reshape(k, -1)
@@ -66,6 +83,12 @@ class Reference:
                 f"beyond {LIMIT:g})", file=program.file)
         return ({n: v[rows] for n, v in data.items()},
                 {n: v[rows] for n, v in values.items()})
+
+    def _run(self, data: Mapping[str, Array], k: int) -> dict[str, Array]:
+        """Every value of the full GCP on ``k`` examples (axis 0)."""
+        run = Plan(self.gcp_program).run(data, k)
+        return {n: np.array(v) for n in self.gcp_program.decls
+                if (v := run.value(n)) is not None}
 
     def formula(self, name: str) -> str | None:
         """The compiler's definition of ``name``, its temporaries written inline:

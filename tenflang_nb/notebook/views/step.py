@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..stepper import HEATMAP_MAX, StepperRun
+from . import predict
 from .base import Shown, ViewOptions, on_one_example
 from .drawing import (
     MAX_NODES,
@@ -77,9 +78,10 @@ def stepper_view(run: StepperRun, source: str) -> Rendered:
     """The stepper of ``run`` as one output (``model.stepper()``); ``source``: the model's
     cell (it makes the output's id)."""
     prefix = new_prefix(source + run.example + run.weights)
+    asked = f", {len(run.questions)} to predict" if run.predicting else ""
     return Rendered(page(stepper_html(run, prefix), prefix, interactive=False),
                     f"<TenFlang stepper of '{run.name}' on {run.example}: "
-                    f"{len(run.steps)} steps>")
+                    f"{len(run.steps)} steps{asked}>")
 
 
 def heatmapped(run: StepperRun) -> dict[str, list[str]]:
@@ -178,7 +180,7 @@ def _listing(run: StepperRun) -> str:
     return pane(rows, "tf-step-gcp") + more
 
 
-def _controls(n: int) -> str:
+def _controls(n: int, asking: bool = False) -> str:
     def button(cls: str, label: str, title: str) -> str:
         return (f'<button type="button" class="{cls}" title="{esc(title)}" '
                 f'aria-label="{esc(title)}">{label}</button>')
@@ -195,16 +197,19 @@ def _controls(n: int) -> str:
               f'aria-label="lines per second">{speeds}</select> lines/s</label>'
             + f'<input type="range" class="tf-step-slider" min="0" max="{n}" value="0" '
               'step="1" aria-label="step">'
-            + '<span class="tf-step-count"></span></div>')
+            + '<span class="tf-step-count"></span>'
+            + (predict.score_html() if asking else "") + "</div>")
 
 
 def _ui(run: StepperRun, graph: str) -> str:
     n = len(run.steps)
+    asking = bool(run.questions)
     caption = ('<div class="tf-step-caption" aria-live="polite">'
                '<div class="tf-step-what"></div><div class="tf-step-numbers"></div>'
-               '<div class="tf-step-dims"></div></div>')
+               '<div class="tf-step-dims"></div>'
+               + (predict.ask_html() if asking else "") + "</div>")
     listing = _listing(run)
-    return (f'<div class="tf-step-live" tabindex="0">{_controls(n)}{caption}'
+    return (f'<div class="tf-step-live" tabindex="0">{_controls(n, asking)}{caption}'
             f'<div class="tf-step-main"><div class="tf-step-graph"{_width(graph)}>{graph}</div>'
             f'<div class="tf-step-code"><h4>Gradient Computing Program '
             f"({len(run.gcp.lines)} lines)</h4>"
@@ -313,6 +318,8 @@ def stepper_html(run: StepperRun, prefix: str) -> str:
                   if v in keys and v in drawn],
         } for s in run.steps],
     }
+    if run.questions:
+        data["predict"] = predict.predict_data(run, keys)
     skipped = ""
     if run.skipped:
         skipped = (f'<div class="tf-note">The GCP is longer than {MAX_LISTED} lines: the last '
@@ -321,6 +328,9 @@ def stepper_html(run: StepperRun, prefix: str) -> str:
             "untrusted notebook, or a viewer that runs no JavaScript): every line the GCP "
             "runs, in order. Run the cell, or trust the notebook, to step through it on the "
             "graph.</i></div>")
+    if run.predicting:  # where no script runs, predict mode cannot ask: the note says so
+        note += predict.untrusted_note(run) if run.questions else ""
+        skipped += "" if run.questions else predict.NOTHING
     script = static_text("stepper.js").replace("__TF_STEPPER__", sid)
     return (f'<div class="tf-stepper" id="{sid}">{_title(run)}{skipped}'
             f'<div class="tf-step-static">{note}{_static_table(run)}'
