@@ -107,6 +107,14 @@ def test_outputs_and_directions_have_the_weights_shapes() -> None:
         assert program.kind(hvp.hvp_names()[w]) == "output"
 
 
+def test_a_hessian_vector_program_is_not_compiled_again() -> None:
+    hvp = compile_hvp(parse(SEED_EXAMPLE))
+    with pytest.raises(TenFlangError, match="Hessian-vector program already"):
+        compile_hvp(hvp)
+    # its GCP can be: the same program
+    assert compile_hvp(api.compile(parse(SEED_EXAMPLE))).text == hvp.text
+
+
 def test_the_tangent_pass_reuses_what_the_gcp_computed() -> None:
     # the logistic's slope o (1 - o) is the GCP's d/o/d/z, tanh's 1 - h^2 its d/h/d/z1 and
     # logsoftmax's exp logp its own line: the tangent pass computes none of them again
@@ -417,6 +425,27 @@ def test_a_model_without_a_loss_has_no_hvp_program() -> None:
     model = TenFlangModel("declare input x\ndeclare output y\ndefine y = mul x 2\n", "m")
     with pytest.raises(TenFlangError, match="no gradient program"):
         model.compiled_hvp  # noqa: B018
+
+
+def test_without_weights_there_is_no_hessian() -> None:
+    source = "declare input x\ndeclare loss L\ndefine L = mul x x\n"
+    assert "# outputs: (none)" in compile_hvp(parse(source)).text
+    with pytest.raises(TenFlangError, match="has no weights: its loss has no gradient"):
+        api.curvature(source, {"x": [1.0]}, {})
+    with pytest.raises(TenFlangError, match="'m' has no weights"):
+        TenFlangModel(source, "m").hvp({}, {"x": [1.0]})
+
+
+def test_the_highlighter_reads_the_generated_names_whole() -> None:
+    # (the JupyterLab highlighter takes the same pattern: tests/test_labextension.py)
+    from pygments.token import Name
+
+    from tenflang_nb.lexer import TenFlangLexer
+
+    text = "define dv/d/o/d/z:1 = mul d/o/d/z:0 v/w\n"
+    tokens = [(t, v) for t, v in TenFlangLexer().get_tokens(text) if v.strip()]
+    for name in ("dv/d/o/d/z:1", "d/o/d/z:0", "v/w"):
+        assert (Name.Variable.Magic, name) in tokens
 
 
 # ------------------------------------------------------------------------ the command

@@ -123,7 +123,11 @@ def curvature(program: Program | Gcp | str, data: Any, weights: Weights) -> Curv
                                                 for w in program.names("input")):
         hvp_program = program
     else:
-        hvp_program = compile_hvp(program).program()
+        hvp = compile_hvp(program)
+        if not hvp.weights:
+            raise TenFlangError.at(f"{hvp.shape.file} has no weights: its loss has no gradient, "
+                                   "so no Hessian", file=hvp.shape.file)
+        hvp_program = hvp.program()
     table = load_data(data)
     loss, grads = gcp_weights(hvp_program)
     hv = [tangent_name(g) for g in grads.values()]

@@ -61,7 +61,8 @@ class Curvature:
     """A Hessian-vector program bound to ``n`` examples (``data``: each input's column) at
     ``weights``: the mean loss's gradient, ``H v``, the top eigenvalue and Newton's method.
 
-    ``products`` counts the runs of the program (each one ``H v``) so far.
+    ``products`` counts the runs of the program so far (each computes one ``H v``, and the
+    loss and gradient with it).
     """
 
     def __init__(self, hvp_program: Program, data: Mapping[str, np.ndarray], n: int,
@@ -122,9 +123,7 @@ class Curvature:
             targets = [self.loss, *self.gradients.values(), *self.hv_names.values()]
             raise nonfinite_error(run, targets, "the loss, a gradient or H v", where,
                                   "check the data and the weights")
-        zeros = {w: np.zeros(s) for w, s in self.layout.shapes.items()}
-        return (float(loss), self.layout.flat({**zeros, **means}),  # type: ignore[arg-type]
-                self.layout.flat({**zeros, **hv}))
+        return float(loss), self.layout.flat(means), self.layout.flat(hv)  # type: ignore[arg-type]
 
     def gradient(self) -> tuple[float, Weights]:
         """The mean loss and its gradient at the current weights."""

@@ -49,6 +49,7 @@ from .backprop import (
     program_name,
     wrap_comment,
 )
+from .errors import TenFlangError
 from .forward import line_tangent
 from .graph import DataFlowGraph
 from .lexical import adjoint_name, direction_name, tangent_name
@@ -82,6 +83,9 @@ def compile_hvp(source: Program | Gcp) -> HvpProgram:
     """The Hessian-vector program of a shape program (or of its GCP, which is compiled
     again): forward mode over the GCP in the direction ``v/<w>`` (see the module's
     docstring)."""
+    if isinstance(source, HvpProgram):  # its names dv/... would be made a second time
+        raise TenFlangError.at("this is a Hessian-vector program already: compile the shape "
+                               "program (or its GCP)", file=source.shape.file)
     with gc_paused():
         gcp = source if isinstance(source, Gcp) else compile_program(source)
         return _Compiler(gcp).compile()
@@ -145,8 +149,9 @@ class _Compiler:
             "direction is data, v/<w> for each weight w; dv/<name> is the derivative along v "
             "of the GCP value <name> (dv/<w> = v/<w>), for the values a weight changes on the "
             "way to a gradient; each block is headed by the GCP line it differentiates",
-            "outputs: " + " ".join(tangent_name(g) for g in self.gradients.values())
-            + " (averaged over the examples: H v, H the Hessian of the mean loss)",
+            "outputs: " + (" ".join(tangent_name(g) for g in self.gradients.values())
+                           + " (averaged over the examples: H v, H the Hessian of the mean "
+                             "loss)" if self.gradients else "(none)"),
         ]
         for text in texts:
             for line in wrap_comment(text):

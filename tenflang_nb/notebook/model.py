@@ -450,6 +450,9 @@ class TenFlangModel:
         5.0
         """
         self._need_gcp()
+        if not self.weights:
+            raise TenFlangError.at(f"'{self.name}' has no weights: its loss has no gradient, "
+                                   "so no Hessian", file=self.program.file)
         if isinstance(data, int | np.integer) and not isinstance(data, bool):
             table = self.example(data)
         else:
