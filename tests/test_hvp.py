@@ -301,8 +301,12 @@ def test_a_bad_direction_or_bad_weights_are_named() -> None:
         c.hvp({"a": 1.0})
     with pytest.raises(TenFlangError, match="the weight 'a' has shape"):
         c.hvp({"a": [1.0, 2.0], "b": 1.0})
+    with pytest.raises(TenFlangError, match="give the direction as a value for each weight"):
+        c.hvp(1.0)  # type: ignore[arg-type]
     with pytest.raises(TenFlangError, match="no value for the weight 'b'"):
         api.curvature(shape, table, {"a": 0.0})
+    with pytest.raises(TenFlangError, match="'q' in the weights is not a weight"):
+        api.curvature(shape, table, {"a": 0.0, "b": 0.0, "q": 1.0})
     with pytest.raises(TenFlangError, match="'v/a' is declared input"):
         api.curvature(shape, {"x": [1.0], "y": [2.0], "v/a": [1.0]}, {"a": 0.0, "b": 0.0})
     with pytest.raises(TenFlangError, match="not a Hessian-vector program"):

@@ -81,7 +81,7 @@ class Curvature:
         self.products = 0
         zero = {v: np.zeros(self.layout.shapes[w]) for w, v in self.directions.items()}
         self.weights: Weights = {}
-        start = self.layout.weights(self.layout.flat(weights))
+        start = self.layout.weights(self.layout.flat(self._known(weights, "weights")))
         self._run = Plan(hvp_program).bind(
             {**data, **start, **zero}, n,
             means=[self.loss, *self.gradients.values(), *self.hv_names.values()])
@@ -99,7 +99,11 @@ class Curvature:
         for w, value in self.weights.items():
             self._run.set(w, value)
 
-    def _known(self, values: Mapping[str, object], what: str) -> Mapping[str, object]:
+    def _known(self, values: object, what: str) -> Mapping[str, object]:
+        if not isinstance(values, Mapping):
+            raise TenFlangError.at(
+                f"give the {what} as a value for each weight, {{name: value}}, not a "
+                f"{type(values).__name__}", file=self.program.file)
         unknown = [k for k in values if k not in self.layout.shapes]
         if unknown:
             raise TenFlangError.at(f"'{unknown[0]}' in the {what} is not a weight (the "
