@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
-    "SEED_EXAMPLE", "BackpropCheck", "DataTable", "ForwardProgram", "Gcp", "GradientDescent",
-    "ModeComparison", "Program", "TenFlangError", "TrainResult", "TrainSettings", "__version__",
-    "check", "check_backprop", "compare_modes", "compile", "compile_forward", "evaluate",
-    "interpret", "load_data", "load_ipython_extension", "parse", "parse_file", "preprocess",
-    "train", "trainer", "unload_ipython_extension",
+    "SEED_EXAMPLE", "BackpropCheck", "Curvature", "DataTable", "ForwardProgram", "Gcp",
+    "GradientDescent", "HvpProgram", "ModeComparison", "Program", "TenFlangError", "TrainResult",
+    "TrainSettings", "__version__", "check", "check_backprop", "compare_modes", "compile",
+    "compile_forward", "compile_hvp", "curvature", "evaluate", "interpret", "load_data",
+    "load_ipython_extension", "parse", "parse_file", "preprocess", "train", "trainer",
+    "unload_ipython_extension",
 ]
 
 # The API is imported on first use, not with the package: a command (or Ctrl-C while one
@@ -32,10 +33,12 @@ _LAZY["SEED_EXAMPLE"] = ".core.examples"
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from .core.api import (
         BackpropCheck,
+        Curvature,
         DataTable,
         ForwardProgram,
         Gcp,
         GradientDescent,
+        HvpProgram,
         ModeComparison,
         Program,
         TenFlangError,
@@ -46,6 +49,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         compare_modes,
         compile,
         compile_forward,
+        compile_hvp,
+        curvature,
         evaluate,
         interpret,
         load_data,

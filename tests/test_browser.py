@@ -421,7 +421,9 @@ LEXER_CELL = ("%%tenflang_check gcp\n"
               + (REPO / "examples" / "logistic" / "gcp.tf").read_text("utf-8")
               + "#macro c = sq a; define c = mul a a\ndeclare_vector input v 3\n"
                 "define_vector u = relu v\ndefine s = reduce_vector u add\n"
-                "define q = dot u v\ndefine r = mul +3 .5\n")
+                "define q = dot u v\ndefine r = mul +3 .5\n"
+                # the Hessian-vector program's generated names
+                "define dv/d/o/d/z:1 = mul d/o/d/z:0 v/w\n")
 # Pygments token types (tenflang_nb/lexer.py) and the highlighter's categories
 PYGMENTS_CATEGORY = {
     "Token.Keyword": "instruction", "Token.Keyword.Type": "kind",

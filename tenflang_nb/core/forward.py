@@ -372,11 +372,12 @@ class _Compiler:
 
 
 def line_tangent(e: LineEmitter, d: Define, tangent: Mapping[str, Ref],
-                 partial: Callable[[str], Ref]) -> Ref | Tmp | None:
+                 partial: Callable[[str], Ref | Tmp]) -> Ref | Tmp | None:
     """The tangent of the line ``d`` (``v = op ...``) from its operands' ``tangent``s (None
     when none of them changes): ``d/v/d/a * d/a/d/w`` summed over the operands of an
     elementwise line, with ``partial(a)`` its local partial ``d/v/d/a``; the operator's
-    Jacobian-vector products for any other."""
+    Jacobian-vector products for any other. A local partial that is the constant 0 (``step``'s,
+    ``sign``'s) contributes no term."""
     v = d.target
     total: Ref | Tmp | None = None
     if d.op is None:  # a copy: the same tangent
@@ -387,7 +388,10 @@ def line_tangent(e: LineEmitter, d: Define, tangent: Mapping[str, Ref],
         for m in dict.fromkeys(d.variables()):
             if m in tangent:
                 e.towards(m)
-                term = e("mul", partial(m), tangent[m])
+                local = partial(m)
+                if isinstance(local, Const) and local.value == 0:
+                    continue
+                term = e("mul", local, tangent[m])
                 total = term if total is None else e("add", total, term)
     else:
         assert op.jvp is not None

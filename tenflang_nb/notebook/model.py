@@ -31,11 +31,13 @@ from ..core import api
 from ..core.backprop import Gcp
 from ..core.bindings import as_examples, check_names, training_columns
 from ..core.cost import compare_modes
+from ..core.curvature import Curvature
 from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
 from ..core.forward import ForwardProgram
 from ..core.gradcheck import check_gradients
 from ..core.graph import DataFlowGraph
+from ..core.hvp import HvpProgram
 from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
 from ..core.landscape import landscape as compute_landscape
 from ..core.lexical import GIVEN_KINDS, adjoint_name
@@ -134,6 +136,17 @@ class TenFlangModel:
         return api.compile_forward(self.program)
 
     @cached_property
+    def compiled_hvp(self) -> HvpProgram:
+        """The Hessian-vector program (``tfcompiler --hvp``): the GCP, then the derivative of
+        every gradient along a direction ``v/<w>`` (``.text``, ``.lines``, ``.hvp_names()``)."""
+        return api.compile_hvp(self._need_gcp())
+
+    @cached_property
+    def hvp_program(self) -> Program:
+        """The Hessian-vector program parsed back (what :meth:`hvp` runs)."""
+        return self.compiled_hvp.program()
+
+    @cached_property
     def gcp_program(self) -> Program:
         """The pruned GCP parsed back (what training runs)."""
         return self._need_gcp().program()
@@ -199,9 +212,35 @@ class TenFlangModel:
                                    on_finish=lambda t: self.adopt(t, table))
         return self.panel
 
+    def newton(self, data: Any, *, start: Weights | None = None, max_iter: int = 20,
+               tol: float | None = None, cg_tol: float = 1e-10,
+               cg_iterations: int | None = None) -> TrainResult:
+        """Newton's method on ``data`` from this model's initial weights (or ``start``), as
+        :meth:`train` starts: each step solves ``H d = -g`` by conjugate gradients on products
+        ``H v`` (:meth:`hvp`), until ``|g| <= tol`` (default: the settings' tol) or
+        ``max_iter`` steps; keeps the weights and the history, as training does.
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> net = TenFlangModel(SEED_EXAMPLE)
+        >>> result = net.newton({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, tol=1e-8)
+        >>> result.iterations, result.converged, round(net.weights["w"], 4)
+        (7, True, 2.1408)
+        """
+        table = as_examples(data, self.program)
+        weights = start if start is not None else initial_weights(
+            {w: self.program.shapes[w] for w in self.weights}, self.settings.init,
+            self.settings.seed)
+        curvature = api.curvature(self.hvp_program, table, weights)
+        result = curvature.newton(max_iter, self.settings.tol if tol is None else tol,
+                                  cg_tol, cg_iterations)
+        self._keep(result, table)
+        return result
+
     def adopt(self, trainer: GradientDescent, table: DataTable) -> None:
         """Keep a finished run's weights and history (and its data, for ``values(i)``)."""
-        result = trainer.result()
+        self._keep(trainer.result(), table)
+
+    def _keep(self, result: TrainResult, table: DataTable) -> None:
         self.result = result
         self.weights = {w: plain(v) for w, v in result.weights.items()}
         self.history = list(result.history)
@@ -396,17 +435,57 @@ class TenFlangModel:
         self.costs = Cost.of(comparison)
         return self.costs
 
+    # ------------------------------------------------------------------ curvature
+
+    def curvature(self, data: Any = None) -> Curvature:
+        """The curvature of the mean loss over ``data`` (default: the data of the last
+        training run; an index: that training example) at the current weights, from the
+        Hessian-vector program: ``.hvp(v)``, ``.gradient()``, ``.top_eigenvalue()`` (the
+        largest eigenvalue of the Hessian by power iteration; ``.lr_limit`` is 2 / it) and
+        ``.newton()``.
+
+        >>> lin = TenFlangModel("declare input x\\ndeclare weight a\\ndeclare loss L\\n"
+        ...                     "declare intvar e\\ndefine e = mul a x\\ndefine L = mul e e\\n")
+        >>> lin.curvature({"x": [1.0, 2.0]}).top_eigenvalue().value  # the mean of 2 x^2
+        5.0
+        """
+        self._need_gcp()
+        if not self.weights:
+            raise TenFlangError.at(f"'{self.name}' has no weights: its loss has no gradient, "
+                                   "so no Hessian", file=self.program.file)
+        if isinstance(data, int | np.integer) and not isinstance(data, bool):
+            table = self.example(data)
+        else:
+            table = self._data_table(data)
+        return api.curvature(self.hvp_program, table, self.weights)
+
+    def hvp(self, v: Weights, data: Any = None) -> Weights:
+        """The Hessian of the mean loss over ``data`` (as :meth:`curvature` takes it) times
+        the direction ``v`` (a value for each weight), at the current weights: one run of
+        the Hessian-vector program (:attr:`compiled_hvp`).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> TenFlangModel(SEED_EXAMPLE).hvp({"w": 1.0}, {"x": [2.0], "y": [0.5]})
+        {'w': 0.5}
+        """
+        return self.curvature(data).hvp(v)
+
+    def _data_table(self, data: Any) -> DataTable:
+        """``data`` as examples; None: the data of the last training run."""
+        table = self.data if data is None else as_examples(data, self.program)
+        if table is None:
+            raise TenFlangError.at(
+                f"'{self.name}' has no training data yet: train it first, or give data=...",
+                file=self.program.file)
+        return table
+
     # ------------------------------------------------------------------ the loss landscape
 
     def loss_evaluator(self, data: Any = None) -> LossEvaluator:
         """The mean loss over ``data`` (default: the data of the last training run) at any
         weights, many settings at a time (``.losses(points)``; see ``core.landscape``)."""
         loss = self._need_gcp().loss
-        table = self.data if data is None else as_examples(data, self.program)
-        if table is None:
-            raise TenFlangError.at(
-                f"'{self.name}' has no training data yet: train it first, or give data=...",
-                file=self.program.file)
+        table = self._data_table(data)
         weights = self.program.names("weight")
         columns = training_columns(self.program, table, weights, [loss])
         return LossEvaluator(self.program, columns, len(table), weights, loss)
