@@ -26,6 +26,7 @@ from browser_support import (
     LAB_SETTINGS,
     LabServer,
     chromium_page,
+    css_rgb,
     has_notebook7,
     jupyter_lab,
     prepare_root,
@@ -531,12 +532,6 @@ _TOKENS_JS = """cell => [...cell.querySelectorAll('.cm-content .cm-line span')].
 }))"""
 
 
-def _rgb(colour: str) -> str:
-    """``#rrggbb`` as a browser's computed style says it."""
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgb({r}, {g}, {b})"
-
-
 def _notebook(cells: list[str]) -> dict[str, Any]:
     return {
         "nbformat": 4, "nbformat_minor": 5,
@@ -577,7 +572,7 @@ def _check_highlighting(page: Page, app: str) -> None:
     for token in tenflang:
         category = token["classes"][0].removeprefix("cm-tenflang-")
         colour = PALETTE[category]
-        assert token["color"] == _rgb(colour.light), f"{app}: {token} is not {colour}"
+        assert token["color"] == css_rgb(colour.light), f"{app}: {token} is not {colour}"
         assert (token["weight"] == "700") == colour.bold, f"{app}: {token} vs {colour}"
     misspelled = next(t for t in tenflang if t["text"] == "logstic")
     mul = next(t for t in tenflang if t["text"] == "mul")
@@ -586,7 +581,7 @@ def _check_highlighting(page: Page, app: str) -> None:
     page.evaluate("document.body.dataset.jpThemeLight = 'false'")
     for token in _tokens(page, 0):
         colour = PALETTE[token["classes"][0].removeprefix("cm-tenflang-")]
-        assert token["color"] == _rgb(colour.dark), f"{app}, dark: {token} is not {colour}"
+        assert token["color"] == css_rgb(colour.dark), f"{app}, dark: {token} is not {colour}"
     page.evaluate("document.body.dataset.jpThemeLight = 'true'")
 
     python = _tokens(page, 1)
@@ -594,7 +589,7 @@ def _check_highlighting(page: Page, app: str) -> None:
     keyword = next(t for t in python if t["text"] == "lambda")
     # Python's lambda is a keyword in the theme's colours, not TenFlang's
     assert keyword["weight"] == "700", f"{app}: lambda in the Python cell is not a keyword"
-    assert keyword["color"] not in {_rgb(c.light) for c in PALETTE.values()}, \
+    assert keyword["color"] not in {css_rgb(c.light) for c in PALETTE.values()}, \
         f"{app}: the Python cell is in TenFlang's colours"
     assert not any(t["classes"] for t in _tokens(page, 2)), \
         f"{app}: a cell without the magic got TenFlang classes"

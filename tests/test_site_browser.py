@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 import pytest
-from browser_support import CHROMIUM_FLAGS, require_chromium, save_screenshot
+from browser_support import CHROMIUM_FLAGS, css_rgb, require_chromium, save_screenshot
 from docs_support import TOUR, SiteBuild, site_tools
 from stepper_support import back_to_step, shown, step_through, tutorial_run
 
@@ -292,11 +292,6 @@ TOKENS_JS = """() => {
 }"""
 
 
-def _rgb(colour: str) -> str:
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgb({r}, {g}, {b})"
-
-
 def test_tenflang_cells_and_long_lines_on_the_website(built: SiteBuild,
                                                       browser: BrowserContext) -> None:
     """A %%tenflang cell's body is highlighted as TenFlang (not only its magic line), in the
@@ -315,7 +310,7 @@ def test_tenflang_cells_and_long_lines_on_the_website(built: SiteBuild,
         assert ("mul", css_class("operator")) in [(t[0], t[1]) for t in tokens]
         for text, cls, color, weight in tokens:
             colour = by_class[cls]
-            assert color == _rgb(colour.dark if dark else colour.light), (text, cls, color)
+            assert color == css_rgb(colour.dark if dark else colour.light), (text, cls, color)
             assert (int(weight) >= 700) == colour.bold, (text, cls, weight)
         cell = view.page.locator(".cell_input", has_text="%%tenflang").first
         _scroll_to(cell)
