@@ -113,9 +113,19 @@ def test_errors_in_the_cell_are_shown_with_a_caret_and_bound(ip: Any) -> None:
     answer = ip.user_ns["answer"]
     assert not answer.ok and answer.first_wrong_line == 2
     shown = html(cap)
-    assert "seed (your backward pass): line 2: error: &#x27;mul&#x27; takes 2 operands" in shown
+    # the answer's line 2 is the cell's line 3, under the %%tenflang_check line
+    assert ("seed (your backward pass): line 2 (line 3 of the cell): error: "
+            "&#x27;mul&#x27; takes 2 operands") in shown
     assert "^^^" in shown and 'data-tf-line="2"' in shown
     assert "line 2: error: 'mul' takes 2 operands" in cap.outputs[0].data["text/plain"]
+    # the result shown again elsewhere is no longer under its cell
+    assert "of the cell" not in answer._repr_html_()
+
+
+def test_a_wrong_line_is_named_as_the_editor_numbers_it_too(ip: Any) -> None:
+    _, cap = check(ip, "seed", "define d/lambda/d/diff = mul 2 diff\n"
+                               "define d/lambda/d/o = mul 3 d/lambda/d/diff\n")
+    assert "line 2 (line 3 of the cell): <code>define d/lambda/d/o" in html(cap)
 
 
 def test_nbgraders_placeholder_means_not_answered_yet(ip: Any) -> None:

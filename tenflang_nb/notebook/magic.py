@@ -27,8 +27,9 @@ from ..core.datafiles import parse_data
 from ..core.errors import TenFlangError
 from ..core.settings import SETTINGS, TrainSettings
 from .loop import kernel_loop_running
-from .model import CheckReport, TenFlangModel, as_examples
+from .model import CheckReport, TenFlangModel, as_examples, program_file
 from .views import VIEWS, default_views, describe_views, parse_views
+from .views.check import check_in_cell
 from .views.diagnostics import error_view, warnings_view
 from .views.listing import source_lines
 
@@ -112,11 +113,12 @@ class TenFlangMagics(Magics):
         try:
             model = TenFlangModel(cell, name or "cell", settings)
         except TenFlangError as err:
-            display(error_view(err, cell, title="The program has errors: nothing was bound."))
+            display(error_view(err, cell, title="The program has errors: nothing was bound.",
+                               cell_file=program_file(name or "cell")))
             return
         if name is not None:
             self.shell.user_ns[name] = model
-        warned = warnings_view(model.warnings)
+        warned = warnings_view(model.warnings, cell_file=model.program.file)
         if warned is not None:
             display(warned)
         after = [v for v in which if VIEWS[v].needs_training] if data is not None else []
@@ -138,7 +140,8 @@ class TenFlangMagics(Magics):
         try:
             model.cost()
         except TenFlangError as err:
-            display(error_view(err, model.source, title="Cannot measure the cost."))
+            display(error_view(err, model.source, title="Cannot measure the cost.",
+                               cell_file=model.program.file))
 
     def _example(self, spec: str) -> Any:
         """``--example``: a record in braces, a variable, or an index into the data."""
@@ -204,7 +207,7 @@ class TenFlangMagics(Magics):
                                           seed=args.seed)
         if args.result is not None:
             self.shell.user_ns[args.result] = result
-        display(result)
+        display(check_in_cell(result))
 
     def _model(self, name: str) -> TenFlangModel:
         ns = self.shell.user_ns
@@ -236,13 +239,15 @@ class TenFlangMagics(Magics):
             table = as_examples(data)
             panel = model.training_panel(table, live=live, landscape=args.landscape)
         except TenFlangError as err:
-            display(error_view(err, model.source, title="Cannot train on this data."))
+            display(error_view(err, model.source, title="Cannot train on this data.",
+                               cell_file=model.program.file))
             return False
         except ImportError:  # no widgets: train blocking, show the result as a table
             try:
                 model.train(table)
             except TenFlangError as err:
-                display(error_view(err, model.source, title="Training failed."))
+                display(error_view(err, model.source, title="Training failed.",
+                                   cell_file=model.program.file))
                 return False
             display(model.training_summary())
             return True

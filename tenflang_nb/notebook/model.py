@@ -62,6 +62,11 @@ if TYPE_CHECKING:
 __all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
 
+def program_file(name: str) -> str:
+    """The file name a model's program is read as, which its errors name: ``NAME.tf``."""
+    return f"{name}.tf"
+
+
 def _array(value: float | np.ndarray | None) -> np.ndarray | None:
     """A value as :meth:`TenFlangModel.values` gives it: an array (0-d for a scalar)."""
     return None if value is None else np.array(value)
@@ -82,7 +87,7 @@ class TenFlangModel:
         self.name = name
         self.source = source
         self.settings = TrainSettings.of(settings, **options)
-        self.program: Program = api.parse(source, f"{name}.tf")
+        self.program: Program = api.parse(source, program_file(name))
         self.graph = DataFlowGraph(self.program)
         # a program without a loss still has a graph and outputs; only gradients need one
         self.compiled: Gcp | None = api.compile(self.program) if self.program.losses else None
