@@ -7,10 +7,11 @@ compiler's value, gradcheck's GCP gradient against finite differences, ...) is
     |actual - reference| <= rtol * max(scale, floor)    everywhere
 
 ``scale`` is the reference's size, its largest magnitude (with ``rows``: one per row, a draw
-or an example); ``floor`` keeps a reference of about 0 from asking for equality to the last
-bit. A tolerance relative to the reference judges a gradient of 1e-10 as it judges one of 1:
-an absolute one would call an all-zero answer right wherever gradients are tiny. A NaN or an
-infinity on either side never agrees, and the result says which side it was on.
+or an example, each compared on its own); ``floor`` keeps a reference of about 0 from asking
+for equality to the last bit. A tolerance relative to the reference judges a gradient of 1e-10
+as it judges one of 1: an absolute one would call an all-zero answer right wherever gradients
+are tiny. A NaN or an infinity on either side never agrees, and the result says which side
+it was on.
 
 >>> agreement(2e-10, 1e-10, rtol=1e-6).ok, agreement(1e-10 + 1e-17, 1e-10, rtol=1e-6).ok
 (False, True)
@@ -40,15 +41,17 @@ class Agreement:
     ``error`` is the largest ``|actual - reference| / max(scale, floor)`` (0 for equal
     values, infinite when a side is not finite or the shapes differ), ``rtol`` the tolerance
     it was judged by; ``nonfinite`` the side with a NaN or an infinity (``"actual"``,
-    ``"reference"`` or ``"both"``); ``row`` the first row that disagrees (with ``rows``);
-    ``shapes`` the two shapes when they differ.
+    ``"reference"`` or ``"both"``); ``row`` the first row that disagrees (with ``rows``, its
+    index); ``each`` whether each row agrees (with ``rows``); ``shapes`` the two shapes when
+    they differ.
     """
 
     ok: bool
     error: float
     rtol: float
     nonfinite: str | None = None
-    row: int | None = None
+    row: int | tuple[int, ...] | None = None
+    each: np.ndarray | None = field(default=None, repr=False, compare=False)
     shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None
     what: str = field(default="NaN or infinite", repr=False)  # how the non-finite side is
 
@@ -78,51 +81,55 @@ class Agreement:
 
 
 def agreement(actual: Any, reference: Any, *, rtol: float, floor: Any = 0.0,
-              rows: bool = False) -> Agreement:
+              rows: bool | int = False) -> Agreement:
     """Whether ``actual`` agrees with ``reference`` (see the module): within ``rtol`` of the
     reference's scale, or of ``floor`` where that is larger, and finite on both sides.
 
     With ``rows``, axis 0 indexes separate comparisons (draws, examples), each with the scale
-    of its own row; ``floor`` may then give one floor per row.
+    of its own row; ``floor`` may then give one floor per row. ``rows=k`` makes the first k
+    axes index them (a value against a stack of references, draw by draw).
 
     >>> a = agreement([[1.0, 2.0], [0.0, 1e-12]], [[1.0, 2.0], [0.0, 0.0]], rtol=1e-6,
     ...               floor=[0.0, 1e-6], rows=True)
-    >>> a.ok, a.error
-    (True, 1e-06)
+    >>> a.ok, a.error, a.each.tolist()
+    (True, 1e-06, [True, True])
     >>> agreement([0.0, 0.0], [1e-10, 0.0], rtol=1e-6).error
     1.0
     """
+    k = int(rows)
     for name, value in (("rtol", rtol), ("floor", floor)):
         checked = np.asarray(value, dtype=float) if _real(value) else None
         if (checked is None or not np.all(np.isfinite(checked) & (checked >= 0))
-                or ((name == "rtol" or not rows) and checked.ndim > 0)):
+                or ((name == "rtol" or not k) and checked.ndim > 0)):
             raise TenFlangError.at(f"{name} must be a finite number >= 0, not {value!r}")
     a = np.asarray(actual, dtype=float)
     r = np.asarray(reference, dtype=float)
-    if rows and (a.ndim == 0 or (np.ndim(floor) and np.shape(floor) != (len(a),))):
-        raise TenFlangError.at("rows: the values need an axis 0, and floor one number per row")
+    lead = a.shape[:k]
+    if a.ndim < k or (np.ndim(floor) and np.shape(floor) != lead[len(lead) - np.ndim(floor):]):
+        raise TenFlangError.at("rows: the values need an axis per row, and floor one number "
+                               "per row")
     if a.shape != r.shape:
         return Agreement(False, math.inf, rtol, shapes=(a.shape, r.shape))
     finite = (bool(np.all(np.isfinite(a))), bool(np.all(np.isfinite(r))))
     if not all(finite):
-        bad = [s for s, f, v in zip(SIDES, finite, (a, r), strict=True) if not f]
+        bad = [s for s, f in zip(SIDES, finite, strict=True) if not f]
         values = np.concatenate([v[~np.isfinite(v)].ravel() for v in (a, r)])
         what = ("NaN" if np.all(np.isnan(values)) else
                 "infinite" if not np.any(np.isnan(values)) else "NaN or infinite")
         side = bad[0] if len(bad) == 1 else "both"
-        first = _first_row(~np.isfinite(a) | ~np.isfinite(r)) if rows else None
-        return Agreement(False, math.inf, rtol, side, first, what=what)
-    n = len(a) if rows else 1
-    flat_a, flat_r = a.reshape(n, -1), r.reshape(n, -1)
-    scale = np.max(np.abs(flat_r), axis=1, initial=0.0)
-    size = np.maximum(scale, np.broadcast_to(np.asarray(floor, dtype=float), (n,)))
-    diff = np.max(np.abs(flat_a - flat_r), axis=1, initial=0.0)
-    agree = diff <= rtol * size
+        each = np.all((np.isfinite(a) & np.isfinite(r)).reshape((*lead, -1)), axis=-1)
+        return Agreement(False, math.inf, rtol, side, _first(each, k), each if k else None,
+                         what=what)
+    flat_a, flat_r = a.reshape((*lead, -1)), r.reshape((*lead, -1))
+    scale = np.max(np.abs(flat_r), axis=-1, initial=0.0)
+    size = np.maximum(scale, np.asarray(floor, dtype=float))
+    diff = np.max(np.abs(flat_a - flat_r), axis=-1, initial=0.0)
+    each = diff <= rtol * size
     with np.errstate(divide="ignore", invalid="ignore"):
         error = np.where(diff == 0, 0.0, diff / size)
-    worst = float(np.max(error, initial=0.0))
-    ok = bool(np.all(agree))
-    return Agreement(ok, worst, rtol, row=None if ok or not rows else _first_row(~agree))
+    ok = bool(np.all(each))
+    return Agreement(ok, float(np.max(error, initial=0.0)), rtol, row=_first(each, k),
+                     each=each if k else None)
 
 
 def _real(value: Any) -> bool:
@@ -136,5 +143,9 @@ def _real(value: Any) -> bool:
     return array.dtype.kind in "iuf"
 
 
-def _first_row(bad: np.ndarray) -> int:
-    return int(np.flatnonzero(bad.reshape(len(bad), -1).any(axis=1))[0])
+def _first(each: np.ndarray, k: int) -> int | tuple[int, ...] | None:
+    """The index of the first row that disagrees (None: none, or no rows)."""
+    if not k or bool(np.all(each)):
+        return None
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmin(each)), each.shape))
+    return index[0] if k == 1 else index
