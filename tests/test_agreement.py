@@ -118,7 +118,7 @@ def test_rows_need_rows() -> None:
 def test_a_value_against_a_stack_of_references_draw_by_draw() -> None:
     # rows=2: references stacked on axis 0, draws on axis 1, a floor per draw
     value = np.array([[1.0, 2.0], [3.0, 4.0]])  # 2 draws
-    stack = np.stack([value, value * (1 + 1e-9), value + [[0.0, 0.0], [0.0, 1.0]]])
+    stack = np.stack([value, value * (1 + 1e-9), value + np.array([[0.0, 0.0], [0.0, 1.0]])])
     result = agreement(np.broadcast_to(value, stack.shape), stack, rtol=1e-6,
                        floor=[0.0, 0.0], rows=2)
     assert result.each.tolist() == [[True, True], [True, True], [True, False]]
