@@ -141,7 +141,7 @@ def test_the_loss_own_adjoint_and_an_input_adjoint_are_checked_too() -> None:
                             require=["diff"])
     assert result.ok, result.report()
     assert result.right == ["d/lambda/d/diff", "d/lambda/d/lambda", "d/lambda/d/y"]
-    wrong = check_backprop(SEED, "define d/lambda/d/lambda = 2\n", require=[])
+    wrong = check_backprop(SEED, "define d/lambda/d/lambda = 2\n", require=["lambda"])
     assert wrong.first_wrong_line == 1
     assert "adjoint of the loss itself is 1" in hint(wrong, 1)
 
@@ -250,7 +250,9 @@ def test_mul_w_w_gives_two_terms() -> None:
                                                    "define d/L/d/e = e"))
     assert wrong_line(result) == 1
     h = hint(result, 1)
-    assert "uses e twice" in h and "(e + e)" in h and "only one of them" in h
+    # each use named, with its own term: the other operand, e
+    assert "uses e twice" in h and "e (first operand) + e (second operand)" in h
+    assert "only one of them" in h
 
 
 def test_a_factor_of_2_too_many() -> None:
@@ -274,11 +276,24 @@ def test_a_wrong_helper_is_the_root_not_the_adjoint_that_uses_it() -> None:
 
 
 def test_a_wrong_sign_in_a_helper() -> None:
-    result = check_backprop(DIV, DIV_RIGHT.replace("define d/r/d/b = neg q\n", "")
+    result = check_backprop(DIV, DIV_RIGHT.replace("define q = div r b", "define q = div b r")
+                            .replace("define d/r/d/b = neg q\n", "")
                             .replace("mul d/L/d/r d/r/d/b", "mul d/L/d/r q"))
     assert wrong_line(result) == 3
     assert "q should be the local partial d/r/d/b = neg (div r b)" in hint(result, 3)
-    assert "its negative" in hint(result, 3)
+
+
+def test_a_helper_word_for_word_the_compilers_is_never_the_root() -> None:
+    # q = div r b is the compiler's own d/r/d/b:0: right as such; line 4 uses it where
+    # d/r/d/b = neg q belongs, so line 4 holds the mistake (issue 16, item 3)
+    result = check_backprop(DIV, DIV_RIGHT.replace("define d/r/d/b = neg q\n", "")
+                            .replace("mul d/L/d/r d/r/d/b", "mul d/L/d/r q"))
+    assert wrong_line(result) == 4
+    assert result.verdict(3).status == "right"  # type: ignore[union-attr]
+    assert hint(result, 4).startswith(
+        "q (line 3) is right as the compiler's d/r/d/b:0 = div r b, but here the local "
+        "partial d/r/d/b = neg (div r b) belongs")
+    assert result.verdict(6).because == (4,)  # type: ignore[union-attr]
 
 
 def test_independent_mistakes_are_each_a_root_and_the_first_is_named() -> None:
@@ -291,7 +306,7 @@ def test_independent_mistakes_are_each_a_root_and_the_first_is_named() -> None:
 
 def test_a_value_that_is_not_a_number() -> None:
     text = "define s = mul diff diff\ndefine m = neg s\ndefine d/lambda/d/diff = ln m\n"
-    result = check_backprop(SEED, text, require=[])
+    result = check_backprop(SEED, text, require=["diff"])
     assert wrong_line(result) == 3
     assert "not a number" in hint(result, 3)
 
@@ -304,9 +319,11 @@ def test_adjoints_not_written_are_missing_not_wrong() -> None:
     assert result.wrong == []
     assert result.missing == ["d/lambda/d/o", "d/lambda/d/z", "d/lambda/d/w"]
     assert result.first_wrong_line is None
-    assert not result.ok  # the whole backward pass is required by default
-    assert result.missing_required == result.missing
-    assert "not written yet: d/lambda/d/o, d/lambda/d/z, d/lambda/d/w" in result.headline()
+    assert not result.ok  # every weight's gradient is required by default
+    assert result.missing_required == ["d/lambda/d/w"]
+    assert result.headline().endswith("but not written yet: d/lambda/d/w")
+    assert ("not written yet: d/lambda/d/o, d/lambda/d/z, d/lambda/d/w (required)"
+            in result.report())
 
 
 def test_one_block_at_a_time_with_require() -> None:
@@ -371,7 +388,9 @@ def test_undeclared_helper_and_declarations_are_optional() -> None:
                                 "define d/lambda/d/diff = t\n", require=["diff"]).ok
     result = check_backprop(SEED, "define d/lambda/d/diff = mul 2 q\n")
     assert result.error is not None
-    assert result.error.first.message == "'q' is not declared before this line"
+    assert result.error.first.message == "'q' is not defined before this line"
+    assert result.error.first.hint == ("define it on an earlier line ('define q = ...'): a "
+                                       "backward pass needs no declarations")
 
 
 def test_nothing_to_check() -> None:
