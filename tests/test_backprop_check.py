@@ -489,3 +489,222 @@ def test_the_same_seed_gives_the_same_draws() -> None:
     assert a.report() == b.report()
     c = check_backprop(SEED, SEED_RIGHT.replace("mul 2 diff", "diff"), seed=1, draws=3)
     assert c.draws == 3 and c.sample != a.sample
+
+
+# ------------------------------------------------------------------------------ issue 16
+
+TINY = parse("declare input x\ndeclare weight w\ndeclare intvar e\ndeclare loss L\n"
+             "define e = mul w x\ndefine L = mul 1e-10 e\n", "tiny.tf")
+SQUARE_MID = parse("declare input x\ndeclare weight w\ndeclare intvar z\ndeclare intvar s\n"
+                   "declare loss L\ndefine z = mul w x\ndefine s = mul z z\n"
+                   "define L = mul 3 s\n", "zz.tf")
+
+
+def test_tiny_gradients_are_judged_on_their_own_scale() -> None:
+    # an absolute tolerance of 1e-9 called an all-zero answer right here (item 2)
+    zeros = check_backprop(TINY, "define d/L/d/e = 0\ndefine d/L/d/w = 0\n")
+    assert wrong_line(zeros) == 1
+    assert hint(zeros, 1) == "your value is 0 on every draw"
+    assert check_backprop(TINY, "define d/L/d/e = 1e-10\n"
+                                "define d/L/d/w = mul d/L/d/e x\n").ok
+    off = check_backprop(TINY, "define d/L/d/e = 1.001e-10\ndefine d/L/d/w = mul d/L/d/e x\n")
+    assert wrong_line(off) == 1
+    huge = parse(TINY.text().replace("1e-10", "1e10"), "huge.tf")
+    assert check_backprop(huge, "define d/L/d/e = 1e10\ndefine d/L/d/w = mul d/L/d/e x\n").ok
+
+
+def test_an_adjoint_that_cancels_to_zero_is_not_asked_for_every_bit() -> None:
+    # d/L/d/z of a sum of softmax outputs is 0 up to rounding: 0 is the right answer
+    ones = parse("declare input x [3]\ndeclare weight W [3, 3]\ndeclare intvar z\n"
+                 "declare intvar p\ndeclare loss L\ndefine z = matmul x W\n"
+                 "define p = softmax z\ndefine L = sum p\n", "ones.tf")
+    result = check_backprop(ones, "define d/L/d/z = mul 0 z\ndefine d/L/d/W = outer x d/L/d/z\n")
+    assert result.ok, result.report()
+
+
+def test_a_non_finite_value_is_never_right() -> None:
+    result = check_backprop(SEED, "define t = sub 0 1\ndefine u = sqrt t\n"
+                                  "define d/lambda/d/diff = mul u diff\n", require=["diff"])
+    assert wrong_line(result) in (2, 3)
+    assert not result.ok
+
+
+def test_a_helper_used_where_another_value_belongs_blames_the_line_using_it() -> None:
+    # t is word for word the compiler's d/o/d/z:0, right; line 4 uses it where d/o/d/z goes
+    text = ("define d/lambda/d/diff = mul 2 diff\ndefine d/lambda/d/o = d/lambda/d/diff\n"
+            "define t = sub 1 o\ndefine d/lambda/d/z = mul d/lambda/d/o t\n"
+            "define d/lambda/d/w = mul d/lambda/d/z x\n")
+    result = check_backprop(SEED, text)
+    assert wrong_line(result) == 4 and [v.line for v in result.roots] == [4]
+    assert result.verdict(3).status == "right"  # type: ignore[union-attr]
+    assert hint(result, 4).startswith(
+        "t (line 3) is right as the compiler's d/o/d/z:0 = sub 1 o, but here the local "
+        "partial d/o/d/z = mul o (sub 1 o) belongs")
+    # the same helper, used where it belongs: right
+    assert check_backprop(SEED, text.replace("define d/lambda/d/z = mul d/lambda/d/o t",
+                                             "define s = mul o t\n"
+                                             "define d/lambda/d/z = mul d/lambda/d/o s")).ok
+
+
+def test_each_use_of_a_repeated_operand_has_its_own_term_and_partial() -> None:
+    # s = mul z z: each operand's partial is z (not add z z, the partial of both) (item 4)
+    result = check_backprop(SQUARE_MID, "define d/L/d/s = 3\ndefine d/L/d/z = d/L/d/s\n"
+                                        "define d/L/d/w = mul d/L/d/z x\n")
+    h = hint(result, 2)
+    z = result.roots[0]
+    assert "your value is the incoming adjoint d/L/d/s alone (in the term via the first " \
+           "operand of `define s = mul z z`): multiply it by the local partial of the first " \
+           "operand, z (" in h
+    assert "add z z" not in h
+    # the value shown is that operand's partial: z on draw 1
+    z_draw1 = result.sample["w"] * result.sample["x"]
+    assert f"z ({fmt_value(z_draw1, 'report')} on draw 1)" in h
+    assert "d/L/d/s · z (first operand) + d/L/d/s · z (second operand)" in h
+    assert z.line == 2
+    one = check_backprop(SQUARE_MID, "define d/L/d/s = 3\ndefine t = mul d/L/d/s z\n"
+                                     "define d/L/d/z = add t z\n")
+    assert "your value is the local partial of the first operand, z, alone" in hint(one, 3)
+
+
+def test_the_weights_gradients_are_required_by_default_however_folded() -> None:
+    # the softmax-minus-target shortcut skips three intermediate adjoints (item 5)
+    result = check_backprop(SOFTMAX_CE, CE_RIGHT)
+    assert result.ok, result.report()
+    assert result.required == ("d/L/d/W",)
+    assert result.missing == ["d/L/d/s", "d/L/d/nll", "d/L/d/logp"]
+    # the gradient alone, every intermediate folded into one line: right
+    folded = check_backprop(SOFTMAX_CE, "define p = softmax z\ndefine g = sub p y\n"
+                                        "define d/L/d/W = outer x g\n")
+    assert folded.ok and folded.right == ["d/L/d/W"], folded.report()
+    # a wrong intermediate line is still wrong, even with the gradient right
+    wrong = check_backprop(SOFTMAX_CE, CE_RIGHT + "define d/L/d/s = 1\n")
+    assert not wrong.ok and wrong.first_wrong_line == 4
+
+
+@pytest.mark.parametrize(("require", "message"), [
+    ([], "require lists no adjoint"),
+    ("", "require: '' is neither a variable"),
+    ([1], "require must list adjoints (d/lambda/d/w, or just w), not 1"),
+    (["d/lambda/d/q"], "require: 'd/lambda/d/q' is neither a variable of seed.tf"),
+    (3, "require must list adjoints (d/lambda/d/w, or just w), not 3"),
+])
+def test_a_require_that_requires_nothing_is_an_error(require: object, message: str) -> None:
+    with pytest.raises(TenFlangError) as err:
+        check_backprop(SEED, SEED_RIGHT, require=require)
+    assert message in str(err.value)
+
+
+def test_a_require_of_a_variable_without_an_adjoint_is_an_error() -> None:
+    idle = parse("declare weight w\ndeclare weight u\ndeclare loss L\ndefine L = mul w w\n",
+                 "idle.tf")
+    with pytest.raises(TenFlangError, match="'u' does not affect the loss L, so there is no "
+                                            "adjoint d/L/d/u to write"):
+        check_backprop(idle, "define d/L/d/w = add w w", require=["u"])
+    assert check_backprop(idle, "define d/L/d/w = add w w").ok  # u's gradient: 0, not asked
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"seed": -1}, "seed must be an integer >= 0, not -1"),
+    ({"seed": 1.5}, "seed must be an integer >= 0, not 1.5"),
+    ({"seed": True}, "seed must be an integer >= 0, not True"),
+    ({"draws": 0}, "draws must be an integer from 1 to 100, not 0"),
+    ({"draws": "5"}, "draws must be an integer from 1 to 100, not '5'"),
+    ({"text": ["define d/lambda/d/diff = mul 2 diff"]},
+     "the backward pass must be text (a str), not list"),
+    ({"text": None}, "the backward pass must be text (a str), not NoneType"),
+    ({"name": 3}, "name must be text (a str), not int"),
+])
+def test_bad_arguments_are_errors_worded_as_the_settings_are(options: dict[str, object],
+                                                             message: str) -> None:
+    arguments: dict[str, object] = {"text": SEED_RIGHT, **options}
+    text = arguments.pop("text")
+    with pytest.raises(TenFlangError) as err:
+        check_backprop(SEED, text, **arguments)  # type: ignore[arg-type]
+    assert str(err.value) == f"error: {message}"
+
+
+def test_names_at_the_length_limit_work() -> None:
+    # the checker's own name for a cut use was <name>.stop: too long for such a name (item 9)
+    w = "w" * 1000
+    square = parse(f"declare weight {w}\ndeclare loss L\ndefine L = mul {w} {w}\n")
+    assert check_backprop(square, f"define d/L/d/{w} = add {w} {w}").ok
+    result = check_backprop(square, f"define d/L/d/{w} = {w}")
+    assert "uses" in hint(result, 1) and "twice" in hint(result, 1)
+
+
+def test_a_long_wrong_answer_costs_work_linear_in_its_length(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2,000 helpers summed into one wrong adjoint: each trial recomputed the whole block,
+    # once per helper and candidate (quadratic, minutes); now a bounded number of lines each
+    from tenflang_nb.core.backprop_check import student
+
+    evaluations = 0
+    original = student.StudentLines._evaluate
+
+    def counted(self: object, *args: object) -> object:
+        nonlocal evaluations
+        evaluations += 1
+        return original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(student.StudentLines, "_evaluate", counted)
+    for n in (250, 1000):
+        evaluations = 0
+        lines = [f"define h{i} = mul 0.001 diff" for i in range(n)]
+        lines += ["define s1 = add h0 h1"] + [f"define s{i} = add s{i - 1} h{i}"
+                                               for i in range(2, n)]
+        lines.append(f"define d/lambda/d/diff = s{n - 1}")
+        result = check_backprop(SEED, "\n".join(lines), require=["diff"])
+        assert result.first_wrong_line == 2 * n
+        assert evaluations <= 3 * len(lines) + 200, (n, evaluations)
+
+
+def test_a_model_too_large_to_check_is_refused_before_anything_is_allocated() -> None:
+    big = parse("declare input x [4000]\ndeclare weight W [4000, 4000]\ndeclare intvar z\n"
+                "declare loss L\ndefine z = matmul x W\ndefine L = sum z\n", "big.tf")
+    with pytest.raises(TenFlangError) as err:
+        check_backprop(big, "define d/L/d/z = broadcast 1 z\n")
+    text = str(err.value)
+    assert text.startswith("big.tf: error: too large to check: the full GCP of big.tf holds ")
+    assert "hint: check on 1 draw (draws=1, --draws 1)" in text
+
+
+def test_control_characters_in_the_answer_are_escaped_where_echoed() -> None:
+    result = check_backprop(SEED, "define d/lambda/d/diff = mul 3 diff # \x1b[2J\x07\n",
+                            require=["diff"])
+    text = result.report()
+    assert "\x1b" not in text and "\x07" not in text
+    assert "# \\x1b[2J\\x07" in text
+    bad = check_backprop(SEED, "define d/lambda/d/diff = mul 2 q\x1b\n")
+    assert bad.error is not None and "\x1b" not in bad.headline() + bad.report()
+
+
+def test_an_undefined_local_partial_says_define_it() -> None:
+    result = check_backprop(SEED, "define d/lambda/d/diff = mul 2 diff\n"
+                                  "define d/lambda/d/o = mul d/lambda/d/diff d/diff/d/o\n")
+    assert result.error is not None and result.first_wrong_line == 2
+    first = result.error.first
+    assert first.message == "the local partial d/diff/d/o is not defined before this line"
+    assert first.hint == ("define it on an earlier line ('define d/diff/d/o = ...'): a "
+                          "backward pass needs no declarations")
+    assert "declared" not in first.message
+    typo = check_backprop(SEED, "define d/lambda/d/diff = mul 2 dif\n")
+    assert typo.error is not None
+    assert str(typo.error.first.hint).startswith("did you mean 'diff'? If not, define it")
+
+
+def test_the_report_prints_code_plain_and_explains_inherited_mistakes() -> None:
+    result = check_backprop(FAN, FAN_RIGHT.replace("define d/L/d/e = add e e",
+                                                   "define d/L/d/e = e"))
+    text = result.report()
+    assert "`" not in text
+    assert "hint: define L = mul e e (line 16 of fan.tf) uses e twice" in text
+    assert text.endswith("A line wrong only because of line N may itself be written right: "
+                         "it uses the value of line N, which is wrong. Fix the first wrong "
+                         "line, then check again.")
+    assert "computes the right thing from right values" not in text
+    assert result.verdict(1).hint.startswith("`define L = mul e e`")  # type: ignore[union-attr]
+
+
+def test_one_draw_is_one_draw() -> None:
+    assert check_backprop(SEED, SEED_RIGHT, draws=1).headline().endswith(
+        "checked on 1 random draw")

@@ -261,3 +261,18 @@ def test_the_html_escapes_the_students_text() -> None:
     markup = model.check_backprop("define d/lambda/d/diff = mul 2 diff # <b>bold</b>\n",
                                   require=["diff"])._repr_html_()
     assert "<b>bold</b>" not in markup and "&lt;b&gt;bold&lt;/b&gt;" in markup
+
+
+def test_the_html_shows_code_in_hints_as_code_and_escapes_control_characters() -> None:
+    model = TenFlangModel(SEED_EXAMPLE, "seed")
+    report = model.check_backprop("define d/lambda/d/diff = diff # \x1b[2J\n",
+                                  require=["diff"])
+    markup = report._repr_html_()
+    assert "`" not in markup  # a backtick is how the core marks code, never shown
+    assert "<code>pow e 2</code>" in markup and "<code>mul e e</code>" in markup
+    assert "\x1b" not in markup and "# \\x1b[2J" in markup
+    assert "`" not in report.report() and "\x1b" not in report.report()
+    # the footer says what an inherited mistake is, without contradicting itself
+    text = untrusted(model.check_backprop(WRONG)._repr_html_())
+    assert "may itself be written right: it uses the value of line N, which is wrong" in text
+    assert "computes the right thing" not in text

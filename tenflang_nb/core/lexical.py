@@ -34,6 +34,7 @@ __all__ = [
     "KINDS",
     "MACRO_DIRECTIVE",
     "MAX_LINE_LENGTH",
+    "MAX_NAME_LENGTH",
     "MAX_SHAPE_RANK",
     "NAME_PATTERN",
     "NUMBER_PATTERN",

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..lexical import adjoint_name, derivative_parts
+from ..lexical import adjoint_name, derivative_parts, split_derivative
 from ..syntax import Define
 from .hints import hint, misused_helper_hint
 from .report import AdjointVerdict, BackpropCheck, LineVerdict
@@ -38,7 +38,8 @@ __all__ = ["blame"]
 
 Array = np.ndarray
 
-SUSPECTS = 8  # helpers tried per wrong block: the nearest to its checked line
+SUSPECTS = 8  # helpers tried per wrong block: the nearest to its checked line ...
+SCAN = 4 * SUSPECTS  # ... among this many nearest
 TRIAL_LINES = 20_000  # line evaluations all the trials of one check may take
 BECAUSE = 5  # root lines a line that inherits a mistake names
 
@@ -81,14 +82,16 @@ class _Blame:
         self.operands = {d.target: [a for a in dict.fromkeys(d.variables())
                                     if a in self.define_of] for d in self.defines}
         self.budget = TRIAL_LINES
-        self._matched: dict[tuple[str, bool], str | None] = {}
+        self._matched: dict[str, list[str]] = {}
 
     def matched(self, t: str, backward: bool = False) -> str | None:
         """The compiler's value that the line ``t`` equals in isolation (None: none); with
-        ``backward``, a value of the backward pass (see ``Reference.matches``)."""
-        if (t, backward) not in self._matched:
-            self._matched[t, backward] = self.ref.matches(self.iso[t], backward)
-        return self._matched[t, backward]
+        ``backward``, a value of the backward pass (an adjoint, a local partial, a temporary
+        ``d/o/d/z:0``), not of the forward pass."""
+        if t not in self._matched:
+            self._matched[t] = self.ref.matches(self.iso[t])
+        return next((n for n in self._matched[t]
+                     if not backward or split_derivative(n) is not None), None)
 
     def result(self, model: str, text: str, required: tuple[str, ...]) -> BackpropCheck:
         chain_ok = {c: self.close(self.chained[c], e) for c, e in self.expected.items()}
@@ -201,9 +204,8 @@ class _Blame:
                       if not self.close(v, self.expected[c])]
         suspects: list[str] = []
         right: list[str] = []  # equal to a value of the compiler's backward pass: never a root
-        for h in sorted(cone, key=lambda h: (cone[h], -self.position[h])):  # nearest first
-            if len(suspects) == len(right) == SUSPECTS:
-                break
+        nearest = sorted(cone, key=lambda h: (cone[h], -self.position[h]))
+        for h in nearest[:SCAN]:
             if self.matched(h, backward=True) is not None:
                 right += [h][:SUSPECTS - len(right)]
             elif h not in known_right:

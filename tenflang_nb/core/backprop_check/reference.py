@@ -4,9 +4,10 @@ variable: its adjoint, its uses, the term and the local partial of each use, a v
 formula; and the one test of a value against the compiler's (:meth:`Reference.close`).
 
 A draw is kept only when every value of the compiler's GCP on it is finite and at most 1e6
-in magnitude (no ``ln`` of a negative number, no division by almost 0). The draws are made
-in batches that fit :data:`MAX_FLOATS`; a model whose GCP cannot be held on the draws asked
-for is refused before anything is allocated.
+times its usual size (no ``ln`` of a negative number, no division by almost 0; a loss scaled
+by 1e10 is as checkable as any). The draws are made in batches that fit :data:`MAX_FLOATS`;
+a model whose GCP cannot be held on the draws asked for is refused before anything is
+allocated.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..agreement import agreement
 from ..backprop import compile_program
 from ..draws import draw_values
 from ..errors import TenFlangError
-from ..lexical import GIVEN_KINDS, adjoint_name, derivative_parts, derived_names, split_derivative
+from ..lexical import GIVEN_KINDS, adjoint_name, derivative_parts, derived_names
 from ..ops import OPS
 from ..plan import Plan
 from ..program import Program, ancestors, check
@@ -30,7 +31,9 @@ __all__ = ["MAX_FLOATS", "Reference", "TooLarge", "Use", "code", "too_large"]
 
 Array = np.ndarray
 
-LIMIT = 1e6  # a draw whose GCP values exceed this is too close to a pole to judge by
+# A draw on which a value of the GCP exceeds LIMIT times its usual size (its median over the
+# draws, taken as at least 1) is too close to a pole to judge by.
+LIMIT = 1e6
 # A value agrees with the compiler's within RTOL of the compiler's size on each draw; that
 # size is at least FLOOR times the draw's largest adjoint, so a value of about 0 (a sum that
 # cancels) is not asked to agree to the last bit, while every adjoint of a loss scaled by
@@ -93,8 +96,7 @@ class Reference:
             for n in gcp.decls:
                 v = run.value(n)
                 if v is not None:
-                    flat = v.reshape(size, -1)
-                    valid &= np.all(np.isfinite(flat) & (np.abs(flat) <= LIMIT), axis=1)
+                    valid &= _tame(v.reshape(size, -1))
             rows = np.flatnonzero(valid)[:draws - found]
             if len(rows):
                 kept.append(({n: v[rows] for n, v in data.items()},
@@ -139,12 +141,11 @@ class Reference:
         return actual.shape == reference.shape and agreement(
             actual, reference, rtol=RTOL, floor=self.floor, rows=True).ok
 
-    def matches(self, value: Array, backward: bool = False) -> str | None:
-        """The name of a value of the compiler's GCP that ``value`` equals on every draw (the
-        first, in the GCP's order), or None; with ``backward``, only a value of the backward
-        pass (an adjoint, a local partial, a temporary ``d/o/d/z:0``)."""
+    def matches(self, value: Array) -> list[str]:
+        """The names of the values of the compiler's GCP that ``value`` equals on every draw,
+        in the GCP's order."""
         if not np.all(np.isfinite(value)):
-            return None
+            return []
         if self._stacks is None:  # values of one shape side by side (small shapes only)
             groups: dict[tuple[int, ...], list[str]] = {}
             for name, v in self.values.items():
@@ -154,13 +155,11 @@ class Reference:
                             for s, names in groups.items()}
         names, stack = self._stacks.get(value.shape, ([], None))
         if stack is None:
-            hits = [n for n in names if self.close(value, self.values[n])]
-        else:
-            each = agreement(np.broadcast_to(value, stack.shape), stack, rtol=RTOL,
-                             floor=self.floor, rows=2).each
-            assert each is not None
-            hits = [names[int(k)] for k in np.flatnonzero(np.all(each, axis=1))]
-        return next((n for n in hits if not backward or split_derivative(n) is not None), None)
+            return [n for n in names if self.close(value, self.values[n])]
+        each = agreement(np.broadcast_to(value, stack.shape), stack, rtol=RTOL,
+                         floor=self.floor, rows=2).each
+        assert each is not None
+        return [names[int(k)] for k in np.flatnonzero(np.all(each, axis=1))]
 
     # -------------------------------------------------------------- formulas
 
@@ -262,6 +261,20 @@ class Reference:
         return text
 
 
+def _tame(flat: Array) -> Array:
+    """Which draws (rows) of one value are finite and within LIMIT of its usual size.
+
+    >>> _tame(np.array([[1.0], [2e7], [np.nan], [-3.0]])).tolist()
+    [True, False, False, True]
+    >>> _tame(np.array([[1e10], [2e10], [3e10]])).tolist()  # a value large on every draw
+    [True, True, True]
+    """
+    finite = np.all(np.isfinite(flat), axis=1)
+    size = np.abs(np.where(np.isfinite(flat), flat, 0.0)).max(axis=1, initial=0.0)
+    usual = max(1.0, float(np.median(size[finite]))) if finite.any() else 1.0
+    return finite & (size <= LIMIT * usual)
+
+
 def ordinal(i: int) -> str:
     """ "first", "second", "3rd" ... for the operand of index ``i``."""
     return ORDINAL[i] if i < len(ORDINAL) else f"{i + 1}th"
@@ -294,8 +307,8 @@ def too_large(numbers: int, what: str, per_draw: int, draws: int, file: str) -> 
     fits = MAX_FLOATS // max(1, numbers // draws)
     raise TooLarge.at(
         f"too large to check: {what} holds {per_draw:,} numbers per draw, "
-        f"{numbers * 8 / 1e9:,.2g} GB on {draws} draw{'s' * (draws != 1)} (a check keeps at "
-        f"most {MAX_FLOATS * 8 / 1e9:g} GB)", file=file,
+        f"{numbers * 8 / 1e9:,.2g} GB on {draws} draw{'s' * (draws != 1)}, more than the "
+        f"{MAX_FLOATS * 8 / 1e9:g} GB a check allows for them", file=file,
         hint=f"check on {fits} draw{'s' * (fits != 1)} (draws={fits}, --draws {fits})"
         if fits else "check a backward pass on a smaller model of the same form (smaller "
         "shapes): its lines are the same")
