@@ -123,3 +123,10 @@ def test_a_value_against_a_stack_of_references_draw_by_draw() -> None:
                        floor=[0.0, 0.0], rows=2)
     assert result.each.tolist() == [[True, True], [True, True], [True, False]]
     assert result.row == (2, 1) and not result.ok
+
+
+def test_values_too_far_apart_to_subtract_disagree_quietly() -> None:
+    with np.errstate(all="raise"):  # no overflow warning escapes either
+        result = agreement(1e308, -1e308, rtol=1e-6)
+        assert not result.ok and result.nonfinite is None
+        assert not agreement(1e300, 1e-300, rtol=1e-6).ok

@@ -121,11 +121,11 @@ def agreement(actual: Any, reference: Any, *, rtol: float, floor: Any = 0.0,
         return Agreement(False, math.inf, rtol, side, _first(each, k), each if k else None,
                          what=what)
     flat_a, flat_r = a.reshape((*lead, -1)), r.reshape((*lead, -1))
-    scale = np.max(np.abs(flat_r), axis=-1, initial=0.0)
-    size = np.maximum(scale, np.asarray(floor, dtype=float))
-    diff = np.max(np.abs(flat_a - flat_r), axis=-1, initial=0.0)
-    each = diff <= rtol * size
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):  # finite values 1e308 apart differ by inf: not equal
+        scale = np.max(np.abs(flat_r), axis=-1, initial=0.0)
+        size = np.maximum(scale, np.asarray(floor, dtype=float))
+        diff = np.max(np.abs(flat_a - flat_r), axis=-1, initial=0.0)
+        each = diff <= rtol * size
         error = np.where(diff == 0, 0.0, diff / size)
     ok = bool(np.all(each))
     return Agreement(ok, float(np.max(error, initial=0.0)), rtol, row=_first(each, k),

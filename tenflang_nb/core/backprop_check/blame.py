@@ -172,7 +172,7 @@ class _Blame:
                 else:
                     v.hint = hint(self.ref, v, self.iso[t])
 
-        adjoints = self._adjoints(verdicts)
+        adjoints = self._adjoints(verdicts, required)
         sample = {n: float(v[0]) for n, v in self.ref.data.items() if v[0].shape == ()}
         return BackpropCheck(model, self.defines[0].src.file, self.loss, text,
                              [verdicts[t] for t in order], adjoints, required, self.ref.n,
@@ -199,26 +199,34 @@ class _Blame:
         """The line to blame for the wrong block of ``c``, and why: the first helper that,
         replaced by one of the compiler's values for that variable, makes ``c`` right; or
         the line using a right helper where such a value belongs; or ``c`` itself."""
-        # "this helper should be the whole answer" explains nothing: never a candidate
-        candidates = [(n, v) for n, v in self._repair_values(c)
-                      if not self.close(v, self.expected[c])]
+        candidates = self._repair_values(c)
         suspects: list[str] = []
         right: list[str] = []  # equal to a value of the compiler's backward pass: never a root
         nearest = sorted(cone, key=lambda h: (cone[h], -self.position[h]))
         for h in nearest[:SCAN]:
             if self.matched(h, backward=True) is not None:
                 right += [h][:SUSPECTS - len(right)]
-            elif h not in known_right:
+            elif h not in known_right and not any(self.close(self.iso[h], v)
+                                                  for _, v in candidates):
+                # (a helper equal to a term of c's adjoint, say, is right as that term: a
+                # line using it alone misses the other terms, the mistake is that line's)
                 suspects += [h][:SUSPECTS - len(suspects)]
+        d = self.define_of[c]
+        copied = d.args[0] if d.op is None and d.args[0] in suspects else None
         for group in (suspects, right):
             for h in sorted(group, key=self.position.__getitem__):
-                found = self._try(c, h, block, candidates)
+                # a helper the line only copies (define d/L/d/b = g) may be the whole answer
+                whole = [(f"the value of {c} itself", self.expected[c])] if h == copied else []
+                if group is right:
+                    user = next(t for t in block if h in self.operands[t])
+                    if user != c and self.matched(user, backward=True) is not None:
+                        continue  # the line using it is right as the compiler's too
+                found = self._try(c, h, block, candidates + whole)
                 if found is None:
                     continue
                 name, value = found
                 if group is suspects:
                     return h, _Root(name, value)
-                user = next(t for t in block if h in self.operands[t])
                 should = self.student.recompute(self._downstream(h, block), {h: value})[user]
                 return user, _Root(name, should, misused=h, belongs=value)
         return c, _Root()
@@ -248,6 +256,13 @@ class _Blame:
                 lines.append(self.define_of[t])
         return lines
 
+    def _invented(self, v: str) -> bool:
+        """Whether ``v`` is a name the original's preprocessor made on a define line (the
+        partial sums of ``dot``, ``reduce_vector``'s steps, a macro's locals): unlike a
+        vector's components, the student never wrote or saw it."""
+        src = self.ref.program.decls[v].src
+        return src.expansion is not None and src.text.split()[:1] == ["define"]
+
     def _repair_values(self, c: str) -> list[tuple[str, Array]]:
         """What a helper in the block of ``c`` may stand for: the local partials of the
         variable's uses and their pieces, the incoming adjoints, the per-use terms."""
@@ -263,18 +278,23 @@ class _Blame:
         # a name and its temporaries name:0, name:1, ...
         names += [n for n in self.ref.values
                   if any(n == p or n.startswith(p + ":") for p in prefixes)]
-        out = [(n, self.ref.values[n]) for n in dict.fromkeys(names) if n in self.ref.values]
+        out = [(n, self.ref.values[n]) for n in dict.fromkeys(names)
+               if n in self.ref.values and n != c]
         if of == self.loss and len(self.ref.uses(v)) > 1:
             out += [(f"the term of d/{self.loss}/d/{v} via {self.ref.use_text(use)}", t)
                     for use, t in self.ref.terms(v)]
         return out
 
-    def _adjoints(self, verdicts: dict[str, LineVerdict]) -> list[AdjointVerdict]:
+    def _adjoints(self, verdicts: dict[str, LineVerdict], required: tuple[str, ...]
+                  ) -> list[AdjointVerdict]:
         written = [t for t in verdicts if self.role[t] == "adjoint"]
         out = []
         for name in list(dict.fromkeys([*self.ref.expected_adjoints, *written])):
             parts = derivative_parts(name)
             assert parts is not None
+            if (name not in verdicts and name not in required
+                    and name not in self.student.given and self._invented(parts[1])):
+                continue  # a name the student never sees: not worth listing as not written
             if name in verdicts:
                 v = verdicts[name]
                 out.append(AdjointVerdict(name, parts[1], "wrong" if v.wrong else "right",

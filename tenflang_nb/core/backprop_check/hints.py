@@ -94,7 +94,7 @@ class _Hints:
     def what(self, name: str) -> str:
         """A value of the compiler's, as a hint names it: "the local partial d/o/d/z = ...",
         "the incoming adjoint d/L/d/o", "the compiler's d/o/d/z:0 = ...", or a term."""
-        if name.startswith("the term"):
+        if name.startswith("the "):  # a term, a whole adjoint: already in words
             return name
         parts = derivative_parts(name)
         kind = ("the local partial " if parts and parts[0] != self.loss else
@@ -143,7 +143,24 @@ class _Hints:
         scale = self._scale_hint(actual, expected)
         if scale:
             return scale
+        for p in dict.fromkeys(p for p, _ in uses):
+            if self.close(actual, ref.values[p]):
+                return (f"your value is {p} itself, the value of "
+                        f"`{code(self.program.defs[p])}`: {name} is a derivative "
+                        f"({fmt_value(expected[0], 'report')} on draw 1)")
         several = len(terms) > 1
+
+        def alone() -> str | None:  # one term, wrong, and the others missing
+            for use, term in terms if several else []:
+                hint = self._use_hint(use, term, actual, several)
+                if hint:
+                    return hint + (f"; and {self._fanout_hint(v, name, uses, (uses.index(use),))}")
+            return None
+
+        # the same number on every draw is a number written down, not a sum with a sign
+        # flipped (1 = a - w where a = add w 1): first the hypotheses about one term alone
+        if np.all(actual == actual[:1]) and (hint := alone()):
+            return hint
         for use, term in terms:
             rest = expected - term
             hint = self._use_hint(use, term, actual - rest, several)
@@ -151,11 +168,7 @@ class _Hints:
                 return hint
             if several and self.close(actual, rest - term):
                 return f"the term via {self.ref.use_text(use)} has the wrong sign"
-        for use, term in terms if several else []:  # one term, wrong, and the others missing
-            hint = self._use_hint(use, term, actual, several)
-            if hint:
-                return hint + f"; and {self._fanout_hint(v, name, uses, (uses.index(use),))}"
-        return None
+        return alone()
 
     def _fanout_hint(self, v: str, name: str, uses: list[Use],
                      kept: tuple[int, ...]) -> str:
