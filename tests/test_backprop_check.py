@@ -583,6 +583,7 @@ def test_the_weights_gradients_are_required_by_default_however_folded() -> None:
 
 @pytest.mark.parametrize(("require", "message"), [
     ([], "require lists no adjoint"),
+    (["\x1b[2J"], "require: '\\x1b[2J' is neither a variable"),
     ("", "require: '' is neither a variable"),
     ([1], "require must list adjoints (d/lambda/d/w, or just w), not 1"),
     (["d/lambda/d/q"], "require: 'd/lambda/d/q' is neither a variable of seed.tf"),
@@ -778,3 +779,15 @@ def test_names_the_preprocessor_invents_are_not_listed_as_not_written() -> None:
         f"define d/L/d/w.{i} = mul d/L/d/s x.{i}\n" for i in range(3)))
     assert result.ok, result.report()
     assert result.missing == ["d/L/d/e"]  # not the partial sums s.0 ... s.4 of dot
+
+
+def test_a_repeated_operand_with_a_constant_partial() -> None:
+    # a = add w w: each operand's partial is 1; the old hint said "d/a/d/w = 2 belongs ...
+    # but d/a/d/w = 1", the formula of both operands with the value of one
+    twice = parse("declare weight w\ndeclare intvar a\ndeclare loss L\ndefine a = add w w\n"
+                  "define L = mul a a\n", "twice.tf")
+    h = hint(check_backprop(twice, "define d/L/d/a = add a a\ndefine d/L/d/w = mul d/L/d/a w"), 2)
+    assert h.startswith("you used w itself where the local partial of the first operand, 1, "
+                        "belongs")
+    assert "the first operand's local partial = 1" in h and "= 2" not in h
+    assert "d/L/d/a · 1 (first operand) + d/L/d/a · 1 (second operand)" in h

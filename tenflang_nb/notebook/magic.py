@@ -24,7 +24,7 @@ from IPython.display import display
 
 from ..core.backprop_check import OPTIONS, BackpropCheck
 from ..core.datafiles import parse_data
-from ..core.errors import TenFlangError
+from ..core.errors import TenFlangError, printable
 from ..core.formatting import did_you_mean
 from ..core.settings import SETTINGS, Setting, TrainSettings
 from .loop import kernel_loop_running
@@ -64,7 +64,7 @@ def _parse(func: Callable[..., Any], line: str) -> Any:
                 suggestion = did_you_mean(word, options) if word.startswith("-") else None
                 if suggestion:
                     message += f" ({word}: {suggestion})"
-        raise UsageError(message) from None
+        raise UsageError(printable(message)) from None
 
 
 def _given(table: Mapping[str, Setting], args: Any) -> dict[str, Any]:

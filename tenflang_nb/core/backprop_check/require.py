@@ -47,7 +47,7 @@ def required_adjoints(program: Program, loss: str, require: Any) -> tuple[str, .
         v = parts[1] if parts is not None and parts[0] == loss else item
         if v not in program.decls:
             raise SettingsError(
-                f"require: '{item}' is neither a variable of {program.file} nor its adjoint "
+                f"require: {item!r} is neither a variable of {program.file} nor its adjoint "
                 f"d/{loss}/d/<variable>")
         if v not in affected:
             raise SettingsError(
