@@ -791,3 +791,12 @@ def test_a_repeated_operand_with_a_constant_partial() -> None:
                         "belongs")
     assert "the first operand's local partial = 1" in h and "= 2" not in h
     assert "d/L/d/a · 1 (first operand) + d/L/d/a · 1 (second operand)" in h
+
+
+def test_a_helper_that_is_a_number_is_no_value_of_the_compilers() -> None:
+    # one_minus_o = 1 equals the compiler's d/lambda/d/lambda and d/diff/d/o, by chance: it is
+    # a wrong helper, not a right one misused (found by the adversarial round)
+    result = check_backprop(SEED, SEED_RIGHT.replace("define one_minus_o = sub 1 o",
+                                                     "define one_minus_o = 1"))
+    assert wrong_line(result) == 4
+    assert hint(result, 4).startswith("one_minus_o should be the compiler's d/o/d/z:0 = sub 1 o")

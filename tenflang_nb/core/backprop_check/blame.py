@@ -87,9 +87,11 @@ class _Blame:
     def matched(self, t: str, backward: bool = False) -> str | None:
         """The compiler's value that the line ``t`` equals in isolation (None: none); with
         ``backward``, a value of the backward pass (an adjoint, a local partial, a temporary
-        ``d/o/d/z:0``), not of the forward pass."""
+        ``d/o/d/z:0``), not of the forward pass, and not a mere number."""
         if t not in self._matched:
             self._matched[t] = self.ref.matches(self.iso[t])
+        if backward and self.ref.n > 1 and np.all(self.iso[t] == self.iso[t].flat[0]):
+            return None  # a number (1, 2) equals constants of the compiler's by chance
         return next((n for n in self._matched[t]
                      if not backward or split_derivative(n) is not None), None)
 

@@ -57,7 +57,7 @@ def misused_helper_hint(ref: Reference, helper: str, line: int, equals: str, bel
 d/o/d/z = mul o (sub 1 o) belongs (0.2391 on draw 1)
     """
     hints = _Hints(ref)
-    relation = hints.relation(ref.values[equals], value) if equals in ref.values else None
+    relation = hints.relation(ref.values[equals], value)
     return (f"{helper} (line {line}) is right as {hints.what(equals)}, but here "
             f"{hints.what(belongs)} belongs ({fmt_value(value[0], 'report')} on draw 1)"
             + (f": {helper} is {RELATION_TO_IT[relation]}" if relation else ""))
