@@ -214,4 +214,4 @@ def test_a_wrong_answer_fails_its_check_naming_the_first_wrong_line(shell: Any) 
     message = str(error)
     assert message.startswith("✗ line 8 is the first wrong line")
     assert "fan-out: a is used 2 times" in message
-    assert "misses the term via `define c = tanh a`" in message
+    assert "misses the term via define c = tanh a" in message  # code shown plain

@@ -51,7 +51,7 @@ from .backprop import (
     write_forward_pass,
 )
 from .graph import DataFlowGraph
-from .lexical import MAX_NAME_LENGTH
+from .lexical import derived_names
 from .ops import Const, Ref, Shape
 from .perf import gc_paused
 from .program import Program, parse
@@ -112,15 +112,7 @@ def sweeps_of(program: Program, weights: list[str]) -> list[Sweep]:
             sweeps.append(Sweep(w, (), w))
             continue
         indices = list(np.ndindex(shape))
-        suffixes = [".".join(map(str, i)) for i in indices]
-        room = MAX_NAME_LENGTH - 1 - max(map(len, suffixes))
-        k = 0
-        while True:
-            base = w[:max(1, room - k)] + "_" * k
-            labels = [f"{base}.{suffix}" for suffix in suffixes]
-            if taken.isdisjoint(labels):
-                break
-            k += 1
+        labels = derived_names(w, ["." + ".".join(map(str, i)) for i in indices], taken)
         taken.update(labels)
         sweeps.extend(Sweep(w, i, label) for i, label in zip(indices, labels, strict=True))
     return sweeps

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 
 from . import ops
@@ -36,6 +36,7 @@ __all__ = [
     "KINDS",
     "MACRO_DIRECTIVE",
     "MAX_LINE_LENGTH",
+    "MAX_NAME_LENGTH",
     "MAX_SHAPE_RANK",
     "NAME_PATTERN",
     "NUMBER_PATTERN",
@@ -49,6 +50,7 @@ __all__ = [
     "adjoint_name",
     "code_part",
     "derivative_parts",
+    "derived_names",
     "direction_name",
     "is_keyword",
     "is_name",
@@ -142,6 +144,27 @@ def name_length(token: str) -> int:
     (6, 3)
     """
     return max(len(part) for part in re.split(r"[/:]", token))
+
+
+def derived_names(base: str, suffixes: Sequence[str], taken: Container[str]) -> list[str]:
+    """A name the package makes from a user's name: ``base + suffix`` for each suffix, none of
+    them in ``taken`` and none longer than :data:`MAX_NAME_LENGTH` (``base`` is cut short to
+    make room, then followed by ``_`` until every name is free). A name the user could write
+    never makes one that breaks the limit.
+
+    >>> derived_names("w", [".stop"], {"w.stop"}), derived_names("W", [".0", ".1"], ())
+    (['w_.stop'], ['W.0', 'W.1'])
+    >>> [len(n) for n in derived_names("w" * MAX_NAME_LENGTH, [".0", ".10"], ())]
+    [999, 1000]
+    """
+    room = MAX_NAME_LENGTH - max(map(len, suffixes))
+    k = 0
+    while True:
+        stem = base[:max(1, room - k)] + "_" * k
+        names = [stem + suffix for suffix in suffixes]
+        if not any(name in taken for name in names):
+            return names
+        k += 1
 
 
 def matches_name(token: str) -> bool:
