@@ -22,15 +22,14 @@ from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from ..core.backprop_check import BackpropCheck
 from ..core.datafiles import parse_data
 from ..core.errors import TenFlangError
 from ..core.settings import SETTINGS, TrainSettings
+from .grading_mode import GRADING
 from .loop import kernel_loop_running
-from .model import CheckReport, TenFlangModel, as_examples
+from .model import TenFlangModel, as_examples
 from .views import VIEWS, default_views, describe_views, parse_views
 from .views.diagnostics import error_view, warnings_view
-from .views.listing import source_lines
 
 __all__ = ["TenFlangMagics", "load", "unload"]
 
@@ -116,6 +115,7 @@ class TenFlangMagics(Magics):
             return
         if name is not None:
             self.shell.user_ns[name] = model
+            GRADING.define(name, cell, settings)  # what a locked check finds by fingerprint
         warned = warnings_view(model.warnings)
         if warned is not None:
             display(warned)
@@ -167,7 +167,9 @@ class TenFlangMagics(Magics):
                    "RESULT.ok (default: all, every adjoint the weights' gradients need).")
     @argument("--draws", type=int, default=5,
               help="random draws of the inputs and weights to check on (default 5).")
-    @argument("--seed", type=int, default=0, help="seed of the random draws (default 0).")
+    @argument("--seed", type=int, default=None,
+              help="seed of the random draws (default 0; the student's own in a graded "
+                   "notebook).")
     @cell_magic
     def tenflang_check(self, line: str, cell: str) -> None:
         """Check a backward pass written by hand for the model MODEL, line by line.
@@ -194,16 +196,10 @@ class TenFlangMagics(Magics):
         require = None
         if args.require is not None and args.require.strip().lower() != "all":
             require = [r for r in args.require.replace(" ", ",").split(",") if r]
-        stub = _placeholder(model, cell)
-        if stub is not None:
-            result = CheckReport.of(BackpropCheck.failed(
-                model.name, stub.first.file, model.loss or "", cell, stub,
-                require or []))
-        else:
-            result = model.check_backprop(cell, require=require, draws=args.draws,
-                                          seed=args.seed)
+        result = model.check_backprop(cell, require=require, draws=args.draws, seed=args.seed)
         if args.result is not None:
             self.shell.user_ns[args.result] = result
+            GRADING.answer(args.result, model.name, cell)  # what a locked check re-checks
         display(result)
 
     def _model(self, name: str) -> TenFlangModel:
@@ -257,24 +253,6 @@ class TenFlangMagics(Magics):
 
 def _bindable(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name)
-
-
-# nbgrader replaces a solution region by this stub; in a %%tenflang_check cell it means "not
-# answered yet", which deserves better than a syntax error
-PLACEHOLDER = "raise NotImplementedError"
-
-
-def _placeholder(model: TenFlangModel, cell: str) -> TenFlangError | None:
-    """The error for a cell that still holds nbgrader's placeholder (None: it does not)."""
-    for number, text in enumerate(source_lines(cell), 1):
-        if text.strip().startswith(PLACEHOLDER):
-            column = len(text) - len(text.lstrip())
-            return TenFlangError.at(
-                "this exercise is not answered yet", file=f"{model.name} (your backward pass)",
-                line=number, column=column, length=len(text.strip()), source=text,
-                hint="replace this line (and '# YOUR CODE HERE') with your backward pass: "
-                     f"lines like 'define d/{model.loss}/d/w = ...'")
-    return None
 
 
 def load(ip: Any) -> None:

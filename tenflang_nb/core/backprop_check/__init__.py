@@ -47,14 +47,15 @@ DRAWS = 5  # random draws of inputs and weights an answer is checked on
 
 
 def check_backprop(program: Program, text: str, *, name: str | None = None,
-                   require: Iterable[str] | None = None, draws: int = DRAWS, seed: int = 0
-                   ) -> BackpropCheck:
+                   require: Iterable[str] | None = None, draws: int = DRAWS, seed: int = 0,
+                   formulas: bool = True) -> BackpropCheck:
     """Check the backward lines ``text`` a student wrote for the shape program ``program``.
 
     ``name`` labels the student's text in errors (``NAME (your backward pass)``; default:
     the shape program's file name). ``require`` lists the adjoints (``d/L/d/w`` or just
     ``w``) that must be written for ``ok``; default: every adjoint a weight's gradient needs
     (the pruned GCP's). ``draws`` random draws of the inputs and weights, from ``seed``.
+    ``formulas=False`` (grading mode): no hint spells out the compiler's formula for a line.
     Errors in ``text`` are in the result (``.error``); a shape program without a loss, or a
     bad ``require``, raise :class:`TenFlangError`.
 
@@ -70,7 +71,7 @@ def check_backprop(program: Program, text: str, *, name: str | None = None,
     loss = program.loss
     label = name or program.file.rsplit("/", 1)[-1].removesuffix(".tf")
     file = f"{label} (your backward pass)"
-    reference = Reference(program, draws, seed)
+    reference = Reference(program, draws, seed, formulas)
     required = required_adjoints(program, loss, reference.expected_adjoints, require)
     try:
         statements = parse_student(text, file, program, loss)

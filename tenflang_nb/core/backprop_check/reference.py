@@ -32,10 +32,12 @@ Use = tuple[str, int]  # a use of a variable: (the line's target, the operand's 
 class Reference:
     """The compiler's full GCP, run on ``draws`` random draws of the inputs and weights of
     ``program`` (the shape program) from ``seed``: ``data`` holds the draws of the given
-    values, ``values`` every value of the GCP on them (axis 0: the draw)."""
+    values, ``values`` every value of the GCP on them (axis 0: the draw). With ``formulas``
+    False (grading mode) no text made from it spells out the compiler's formulas."""
 
-    def __init__(self, program: Program, draws: int, seed: int) -> None:
+    def __init__(self, program: Program, draws: int, seed: int, formulas: bool = True) -> None:
         self.program = program
+        self.formulas = formulas
         self.loss = program.loss
         self.gcp_program = compile_program(program, full=True).program()
         pruned = compile_program(program)
@@ -71,7 +73,7 @@ class Reference:
         """The compiler's definition of ``name``, its temporaries written inline:
         ``mul o (sub 1 o)`` for ``d/o/d/z`` when ``o = logistic z``."""
         defs = self.gcp_program.defs
-        if name not in defs:
+        if name not in defs or not self.formulas:
             return None
 
         def render(d: Define) -> str:
