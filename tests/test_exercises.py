@@ -125,8 +125,8 @@ def student_run() -> dict[str, Any]:
     from nbclient import NotebookClient
 
     nb = student_version()
-    env = {k: os.environ.pop(k) for k in ("NBGRADER_EXECUTION", "JUPYTERHUB_USER")
-           if k in os.environ}
+    env = {k: os.environ.pop(k) for k in ("NBGRADER_EXECUTION", "JUPYTERHUB_USER",
+                                          "TENFLANG_STUDENT") if k in os.environ}
     try:
         NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
                        resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()

@@ -68,7 +68,9 @@ QUAD_PRINT = fingerprint(QUAD)
 @pytest.fixture
 def ip(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A shell with the extension, a student named by JupyterHub, a fresh grading mode."""
-    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    for name in ("NBGRADER_EXECUTION", "TENFLANG_STUDENT", "BINDER_REPO_URL",
+                 "BINDER_LAUNCH_HOST"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("JUPYTERHUB_USER", "ada")
     GRADING.reset()
     shell = InteractiveShell.instance()
@@ -115,6 +117,12 @@ def test_the_student_is_nbgraders_then_jupyterhubs_then_a_default() -> None:
     assert student_id(autograde, "/srv/course/elsewhere")[0] == "student"
     assert student_id({"JUPYTERHUB_USER": "ada"}, "/home/ada") == ("ada", "JupyterHub user")
     assert student_id({}, "/tmp") == ("student", "default")
+    # a BinderHub names its users anew at every launch: not an id to grade by
+    binder = {"JUPYTERHUB_USER": "tenflang-tenflang-nb-1x2y3z", "BINDER_LAUNCH_HOST": "h"}
+    assert student_id(binder, "/home/jovyan") == ("student", "default")
+    # a teacher's choice wins, at autograde too
+    assert student_id({**autograde, "TENFLANG_STUDENT": "s1"}, "/x/autograded/bob/ps") == \
+        ("s1", "TENFLANG_STUDENT")
 
 
 def test_seeds_differ_between_students_and_salts() -> None:

@@ -153,7 +153,7 @@ PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 def _nbgrader(root: Path, *args: str) -> None:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("JUPYTERHUB_USER", "NBGRADER_EXECUTION")}
+           if k not in ("JUPYTERHUB_USER", "NBGRADER_EXECUTION", "TENFLANG_STUDENT")}
     env["PATH"] = PATH
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args,
                            f"--CourseDirectory.root={root}"],

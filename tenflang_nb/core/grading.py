@@ -43,25 +43,30 @@ NBGRADER_STUB = "raise NotImplementedError"
 
 def student_id(environ: Mapping[str, str] | None = None, cwd: str | None = None
                ) -> tuple[str, str]:
-    """``(student id, where it came from)``: nbgrader's student while it autogrades (the
-    notebook runs in ``autograded/<student>/<assignment>/``), else the JupyterHub user (the
-    id nbgrader's exchange files a submission under), else :data:`DEFAULT_STUDENT`.
+    """``(student id, where it came from)``: ``TENFLANG_STUDENT`` when it is set (a teacher
+    sets it for a hub that names its users otherwise); nbgrader's student while it
+    autogrades (the notebook runs in ``autograded/<student>/<assignment>/``); the JupyterHub
+    user (the id nbgrader's exchange files a submission under), except on a BinderHub, whose
+    user names change with every launch; else :data:`DEFAULT_STUDENT`.
 
     >>> student_id({"NBGRADER_EXECUTION": "autograde", "JUPYTERHUB_USER": "grader"},
     ...            "/course/autograded/bob/ps05")
     ('bob', 'nbgrader autograde')
-    >>> student_id({}, "/tmp")
+    >>> student_id({"JUPYTERHUB_USER": "x-1a2b", "BINDER_REPO_URL": "https://..."}, "/tmp")
     ('student', 'default')
     """
     environ = os.environ if environ is None else environ
     cwd = os.getcwd() if cwd is None else cwd
+    chosen = environ.get("TENFLANG_STUDENT", "").strip()
+    if chosen:
+        return chosen, "TENFLANG_STUDENT"
     if environ.get("NBGRADER_EXECUTION") == "autograde":
         parts = PurePath(cwd).parts
         if len(parts) >= 3 and parts[-3] == AUTOGRADED:
             return parts[-2], "nbgrader autograde"
         return DEFAULT_STUDENT, "default"  # not nbgrader's layout: never the grader's name
     user = environ.get("JUPYTERHUB_USER", "").strip()
-    if user:
+    if user and not any(k in environ for k in ("BINDER_REPO_URL", "BINDER_LAUNCH_HOST")):
         return user, "JupyterHub user"
     return DEFAULT_STUDENT, "default"
 

@@ -74,8 +74,9 @@ def start(assignment: str, graded: Iterable[str], no_training: Iterable[str] = (
     trained = (f"; training {fmt_list(list(GRADING.untrained))} is withheld too"
                if GRADING.untrained else "")
     who = {"default": f"the default student id '{GRADING.student}' (no JupyterHub user, not "
-                      "nbgrader's autograder)",
+                      "nbgrader's autograder: every copy like this one has the same numbers)",
            "JupyterHub user": f"student '{GRADING.student}' (your JupyterHub user)",
+           "TENFLANG_STUDENT": f"student '{GRADING.student}' (TENFLANG_STUDENT)",
            "nbgrader autograde": f"student '{GRADING.student}' (nbgrader's autograder)"}
     print(f"Grading mode is on for {names}: their GCP, the stepper's backward pass and their "
           f"values and adjoints on an example are withheld{trained}. The checker's random "
