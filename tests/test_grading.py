@@ -440,3 +440,20 @@ def test_the_fingerprints_in_the_notebooks_are_current(path: Path, ip: Any) -> N
         assert written == current[model], (
             f"{path.name}: the fingerprint of {model} is {current[model]}, not {written} "
             "(tf.grading.fingerprints() after running its locked cell)")
+
+
+def test_at_autograde_a_check_holds_without_the_setup_cell(ip: Any,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    # the setup cell deleted, or called again to grade nothing: the locked check still
+    # refuses the compiler's backward pass while nbgrader grades
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    run(ip, "tf.grading.start('lab', graded=[])")
+    run(ip, "%%tenflang quad --show none\n" + QUAD)
+    gcp = tf.compile(tf.parse(QUAD))
+    pasted = "\n".join(str(line.statement) for line in gcp.lines if line.section == "backward")
+    run(ip, "%%tenflang_check quad ex4\n" + pasted)
+    assert "pasted" in str(error_of(run(ip, check_cell())[0]))
+    run(ip, "tf.grading.start('lab', graded=['quad'])")
+    run(ip, "tf.grading.start('lab', graded=[])")
+    assert GRADING.graded == ("quad",)

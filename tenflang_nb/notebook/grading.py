@@ -78,8 +78,9 @@ def start(assignment: str, graded: Iterable[str], no_training: Iterable[str] = (
            "JupyterHub user": f"student '{GRADING.student}' (your JupyterHub user)",
            "TENFLANG_STUDENT": f"student '{GRADING.student}' (TENFLANG_STUDENT)",
            "nbgrader autograde": f"student '{GRADING.student}' (nbgrader's autograder)"}
-    print(f"Grading mode is on for {names}: their GCP, the stepper's backward pass and their "
-          f"values and adjoints on an example are withheld{trained}. The checker's random "
+    their = "their" if len(GRADING.graded) != 1 else "its"
+    print(f"Grading mode is on for {names}: {their} GCP, the stepper's backward pass and "
+          f"{their} values and adjoints on an example are withheld{trained}. The checker's random "
           f"draws and your examples are drawn for {who[GRADING.student_source]}.")
 
 
@@ -135,8 +136,9 @@ def check_answer(answer: str, *, model: str, fingerprint: str,
         raise GradingFailure(
             f"{answer} is not answered yet: write your backward pass in the cell that starts "
             f"with %%tenflang_check {model} {answer}, and run it")
+    # a locked check grades its model whatever the setup cell said of it
     result = graded.check_backprop(recorded.text, require=list(require) if require else None,
-                                   draws=draws)
+                                   draws=draws, grading=GRADING.on)
     if not result.ok:
         raise GradingFailure(f"{answer}: {result.report()}")
     print(f"✓ {answer} is right and complete (checked on {result.draws} random draws of "

@@ -72,12 +72,14 @@ class GradingMode:
     def start(self, assignment: str, graded: Iterable[str], untrained: Iterable[str] = (),
               *, environ: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
         """Grading mode on for the models ``graded`` (and their training withheld for
-        ``untrained``), the student found (see ``core.grading.student_id``)."""
+        ``untrained``), the student found (see ``core.grading.student_id``). Called again,
+        it adds models: what a kernel grades never shrinks (a student's cell calling it
+        with no model after the locked one changes nothing)."""
         self.started = True
         self.switched_on = True
         self.assignment = assignment
-        self.graded = tuple(dict.fromkeys(graded))
-        self.untrained = tuple(dict.fromkeys(untrained))
+        self.graded = tuple(dict.fromkeys([*self.graded, *graded]))
+        self.untrained = tuple(dict.fromkeys([*self.untrained, *untrained]))
         self.student, self.student_source = student_id(environ, cwd)
 
     @staticmethod
@@ -87,8 +89,9 @@ class GradingMode:
 
     @property
     def on(self) -> bool:
-        """Grading mode is on: the cells turned it on, or nbgrader runs the notebook."""
-        return self.started and (self.switched_on or self.nbgrader_running() is not None)
+        """Grading mode is on: the cells turned it on, or nbgrader runs the notebook (even
+        one whose setup cell a student deleted)."""
+        return (self.started and self.switched_on) or self.nbgrader_running() is not None
 
     def seed(self, salt: str) -> int | None:
         """The student's seed for ``salt`` once grading has started (None before)."""

@@ -435,7 +435,7 @@ class TenFlangModel:
         return GradCheck(rows, eps, rtol, skipped)
 
     def check_backprop(self, text: str, *, require: Any = None, draws: int = 5,
-                       seed: int | None = None) -> CheckReport:
+                       seed: int | None = None, grading: bool | None = None) -> CheckReport:
         """Check backward lines written by hand (``d/L/d/v`` definitions and any helpers)
         against this model's GCP on ``draws`` random draws of the inputs and weights.
 
@@ -444,8 +444,9 @@ class TenFlangModel:
         student's own once grading has started (``tf.grading.start``). The result has
         ``.ok``, ``.first_wrong_line`` (1-based in ``text``; None when all is right),
         ``.lines``, ``.adjoints``, ``.report()``, and displays as HTML. Text that still holds
-        nbgrader's stub is "not answered yet"; in grading mode, the compiler's backward pass
-        pasted is refused and no hint spells out the compiler's formula.
+        nbgrader's stub is "not answered yet"; in grading mode (``grading``; default: when an
+        exercise grades this model), the compiler's backward pass pasted is refused and no
+        hint spells out the compiler's formula.
 
         >>> sq = TenFlangModel("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n", "sq")
         >>> r = sq.check_backprop("define d/L/d/w = w")
@@ -456,7 +457,8 @@ class TenFlangModel:
         if seed is None:
             seed = GRADING.seed(f"check/{self.name}") or 0
         file = f"{self.name} (your backward pass)"
-        grading = self.withheld is not None
+        if grading is None:
+            grading = self.withheld is not None
         refused = not_answered(text, file, gcp.loss)
         if refused is None and grading:
             copied = compiler_copy(text, [gcp, self._compiled_full])
