@@ -64,6 +64,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
 
 
 def __getattr__(name: str) -> Any:
+    if name == "grading":  # what a graded notebook's locked cells call (tf.grading.start...)
+        value = importlib.import_module(".notebook.grading", __name__)
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'tenflang_nb' has no attribute {name!r}")
@@ -73,7 +77,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, "grading"})
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -29,8 +29,8 @@ FLOW = [
     "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "draws",
     "backprop_check.report", "backprop_check.require", "backprop_check.reference",
     "backprop_check.student", "backprop_check.hints", "backprop_check.blame", "backprop_check",
-    "cost", "landscape.geometry", "landscape.evaluation", "landscape.grid", "landscape",
-    "curvature", "api",
+    "grading", "cost", "landscape.geometry", "landscape.evaluation", "landscape.grid",
+    "landscape", "curvature", "api",
 ]
 CORE = PACKAGE / "core"
 

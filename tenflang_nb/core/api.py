@@ -138,13 +138,15 @@ def curvature(program: Program | Gcp | str, data: Any, weights: Weights) -> Curv
 
 
 def check_backprop(shape: Program | str, text: str, *, require: Any = None,
-                   draws: int = DRAWS, seed: int = 0, name: str | None = None) -> BackpropCheck:
+                   draws: int = DRAWS, seed: int = 0, name: str | None = None,
+                   formulas: bool = True) -> BackpropCheck:
     """Check backward lines written by hand for ``shape`` (a program or its text) against
     the compiler's GCP, line by line, on ``draws`` random draws of the inputs and weights.
 
     The result has ``.ok``, ``.first_wrong_line`` (the root wrong line, 1-based in ``text``,
     or None), ``.lines`` and ``.adjoints`` (each right, wrong or missing) and ``.report()``.
     ``require``: the adjoints ``ok`` needs (default: all the weights' gradients need).
+    ``formulas=False``: no hint spells out the compiler's formula (grading mode).
 
     >>> r = check_backprop("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n",
     ...                    "define d/L/d/w = mul 2 w")
@@ -152,7 +154,8 @@ def check_backprop(shape: Program | str, text: str, *, require: Any = None,
     (True, None, ['d/L/d/w'])
     """
     program = parse(shape) if isinstance(shape, str) else shape
-    return _check_backprop(program, text, require=require, draws=draws, seed=seed, name=name)
+    return _check_backprop(program, text, require=require, draws=draws, seed=seed, name=name,
+                           formulas=formulas)
 
 
 def load_data(data: Any, file: str = "<data>") -> DataTable:

@@ -22,17 +22,17 @@ from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from ..core.backprop_check import OPTIONS, BackpropCheck
+from ..core.backprop_check import OPTIONS
 from ..core.datafiles import parse_data
 from ..core.errors import TenFlangError, printable
 from ..core.formatting import did_you_mean
 from ..core.settings import SETTINGS, Setting, TrainSettings
+from .grading_mode import GRADING
 from .loop import kernel_loop_running
-from .model import CheckReport, TenFlangModel, as_examples, program_file
+from .model import TenFlangModel, as_examples, program_file
 from .views import VIEWS, default_views, describe_views, parse_views
 from .views.check import check_in_cell
 from .views.diagnostics import error_view, warnings_view
-from .views.listing import source_lines
 
 __all__ = ["TenFlangMagics", "load", "unload"]
 
@@ -141,6 +141,7 @@ class TenFlangMagics(Magics):
             return
         if name is not None:
             self.shell.user_ns[name] = model
+            GRADING.define(name, cell, settings)  # what a locked check finds by fingerprint
         warned = warnings_view(model.warnings, cell_file=model.program.file)
         if warned is not None:
             display(warned)
@@ -220,15 +221,10 @@ class TenFlangMagics(Magics):
         listed = None if args.require is None else args.require.strip().strip("'\"")
         if listed is not None and listed.lower() != "all":
             require = [r for r in listed.replace(" ", ",").split(",") if r]
-        stub = _placeholder(model, cell)
-        if stub is not None:
-            result = CheckReport.of(BackpropCheck.failed(
-                model.name, stub.first.file, model.loss or "", cell, stub,
-                require or []))
-        else:
-            result = model.check_backprop(cell, require=require, **options)
+        result = model.check_backprop(cell, require=require, **options)
         if args.result is not None:
             self.shell.user_ns[args.result] = result
+            GRADING.answer(args.result, model.name, cell)  # what a locked check re-checks
         display(check_in_cell(result))
 
     def _model(self, name: str) -> TenFlangModel:
@@ -288,24 +284,6 @@ class TenFlangMagics(Magics):
 
 def _bindable(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name)
-
-
-# nbgrader replaces a solution region by this stub; in a %%tenflang_check cell it means "not
-# answered yet", which deserves better than a syntax error
-PLACEHOLDER = "raise NotImplementedError"
-
-
-def _placeholder(model: TenFlangModel, cell: str) -> TenFlangError | None:
-    """The error for a cell that still holds nbgrader's placeholder (None: it does not)."""
-    for number, text in enumerate(source_lines(cell), 1):
-        if text.strip().startswith(PLACEHOLDER):
-            column = len(text) - len(text.lstrip())
-            return TenFlangError.at(
-                "this exercise is not answered yet", file=f"{model.name} (your backward pass)",
-                line=number, column=column, length=len(text.strip()), source=text,
-                hint="replace this line (and '# YOUR CODE HERE') with your backward pass: "
-                     f"lines like 'define d/{model.loss}/d/w = ...'")
-    return None
 
 
 def load(ip: Any) -> None:

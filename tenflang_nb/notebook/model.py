@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ import numpy as np
 
 from ..core import api
 from ..core.backprop import Gcp
+from ..core.backprop_check import BackpropCheck
 from ..core.bindings import as_examples, check_names, training_columns
 from ..core.cost import compare_modes
 from ..core.curvature import Curvature
@@ -36,16 +38,18 @@ from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
 from ..core.forward import ForwardProgram
 from ..core.gradcheck import check_gradients
+from ..core.grading import compiler_copy, not_answered
 from ..core.graph import DataFlowGraph
 from ..core.hvp import HvpProgram
 from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
 from ..core.landscape import landscape as compute_landscape
-from ..core.lexical import GIVEN_KINDS, adjoint_name
+from ..core.lexical import GIVEN_KINDS, adjoint_name, split_lines
 from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
 from ..core.settings import TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
 from . import stepper, views
+from .grading_mode import GRADING
 from .results import CheckReport, Cost, Evaluation, GradCheck
 from .stepper import StepperRun
 from .views import card, drawing
@@ -80,6 +84,12 @@ class TenFlangModel:
     (the ``TrainSettings`` training starts from), ``weights`` (name -> value), ``history``
     (training ``Record`` list), ``result`` (last ``TrainResult``), ``data`` (the last
     training data), ``panel`` (last training panel), ``costs`` (the last :meth:`cost`).
+
+    In grading mode (``notebook/grading_mode.py``), for a model an exercise grades, what would
+    hand over an answer raises a :class:`TenFlangError` saying so: the compiled forms, the
+    values and adjoints on an example, the gradient check, the stepper's backward half (its
+    forward half is shown), and training when an exercise asks for a trained number.
+    ``withheld`` is then the message (None otherwise): the views read it.
     """
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
@@ -90,7 +100,8 @@ class TenFlangModel:
         self.program: Program = api.parse(source, program_file(name))
         self.graph = DataFlowGraph(self.program)
         # a program without a loss still has a graph and outputs; only gradients need one
-        self.compiled: Gcp | None = api.compile(self.program) if self.program.losses else None
+        self._compiled: Gcp | None = (api.compile(self.program) if self.program.losses
+                                      else None)
         self.costs: Cost | None = None
         self.weights: Weights = initial_weights(
             {w: self.program.shapes[w] for w in self.program.names("weight")},
@@ -100,66 +111,131 @@ class TenFlangModel:
         self.data: DataTable | None = None
         self.panel: TrainingPanel | None = None
 
+    # ------------------------------------------------------------------ grading mode
+
+    @property
+    def withheld(self) -> str | None:
+        """Grading mode's message when this model's backward pass is withheld, else None."""
+        return GRADING.withheld(self.name, self.source, "the backward pass")
+
+    def _guard(self, what: str) -> None:
+        """Raise grading mode's message when ``what`` of this model is withheld."""
+        message = GRADING.withheld(self.name, self.source, what)
+        if message is not None:
+            raise TenFlangError.at(message, file=self.program.file,
+                                   hint="your %%tenflang_check cells check your answers line "
+                                        "by line and say what is right")
+
+    def _guard_training(self) -> None:
+        message = GRADING.training_withheld(self.name, self.source)
+        if message is not None:
+            raise TenFlangError.at(message, file=self.program.file,
+                                   hint="work the number out by hand, from the rule w <- w - "
+                                        "lr · d/L/d/w")
+
     # ------------------------------------------------------------------ the compiled forms
-    # (the pruned GCP is made at once; the others when first asked for, then kept)
+    # (the pruned GCP is made at once; the others when first asked for, then kept; the
+    # public names are guarded by grading mode, the model itself uses the private ones)
 
     @property
     def loss(self) -> str | None:
-        return self.compiled.loss if self.compiled is not None else None
+        return self._compiled.loss if self._compiled is not None else None
 
     @property
     def warnings(self) -> list[Any]:
         return list(self.program.warnings)
 
     def _need_gcp(self) -> Gcp:
-        if self.compiled is None:
+        if self._compiled is None:
             raise TenFlangError.at(
                 f"'{self.name}' declares no loss, so it has no gradient program",
                 file=self.program.file, hint="add 'declare loss <name>' and define it")
-        return self.compiled
+        return self._compiled
+
+    @property
+    def compiled(self) -> Gcp | None:
+        """The pruned GCP (a core ``Gcp``); None without a loss."""
+        self._guard("the GCP (.compiled)")
+        return self._compiled
 
     @property
     def gcp(self) -> str:
         """The (pruned) Gradient Computing Program as TenFlang text."""
+        self._guard("the GCP (.gcp)")
         return self._need_gcp().text
 
     @cached_property
-    def compiled_full(self) -> Gcp:
-        """The full GCP: every adjoint ``d/L/d/v``, not only those the weights need."""
+    def _compiled_full(self) -> Gcp:
         self._need_gcp()
         return api.compile(self.program, full=True)
 
     @property
+    def compiled_full(self) -> Gcp:
+        """The full GCP: every adjoint ``d/L/d/v``, not only those the weights need."""
+        self._guard("the full GCP (.compiled_full)")
+        return self._compiled_full
+
+    @property
     def gcp_full(self) -> str:
-        return self.compiled_full.text
+        self._guard("the full GCP (.gcp_full)")
+        return self._compiled_full.text
 
     @cached_property
-    def compiled_forward(self) -> ForwardProgram:
-        """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
-        by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
+    def _compiled_forward(self) -> ForwardProgram:
         self._need_gcp()
         return api.compile_forward(self.program)
 
+    @property
+    def compiled_forward(self) -> ForwardProgram:
+        """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
+        by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
+        self._guard("the forward-mode program (.compiled_forward)")
+        return self._compiled_forward
+
     @cached_property
+    def _compiled_hvp(self) -> HvpProgram:
+        return api.compile_hvp(self._need_gcp())
+
+    @property
     def compiled_hvp(self) -> HvpProgram:
         """The Hessian-vector program (``tfcompiler --hvp``): the GCP, then the derivative of
         every gradient along a direction ``v/<w>`` (``.text``, ``.lines``, ``.hvp_names()``)."""
-        return api.compile_hvp(self._need_gcp())
+        self._guard("the Hessian-vector program (.compiled_hvp)")
+        return self._compiled_hvp
 
     @cached_property
+    def _hvp_program(self) -> Program:
+        return self._compiled_hvp.program()
+
+    @property
     def hvp_program(self) -> Program:
         """The Hessian-vector program parsed back (what :meth:`hvp` runs)."""
-        return self.compiled_hvp.program()
+        self._guard("the Hessian-vector program (.hvp_program)")
+        return self._hvp_program
 
     @cached_property
-    def gcp_program(self) -> Program:
-        """The pruned GCP parsed back (what training runs)."""
+    def _gcp_program(self) -> Program:
         return self._need_gcp().program()
 
+    @property
+    def gcp_program(self) -> Program:
+        """The pruned GCP parsed back (what training runs)."""
+        self._guard("the GCP (.gcp_program)")
+        return self._gcp_program
+
+    @gcp_program.setter
+    def gcp_program(self, program: Program) -> None:  # a GCP of one's own to train with
+        self.__dict__["_gcp_program"] = program
+
     @cached_property
+    def _full_gcp_program(self) -> Program:
+        return self._compiled_full.program()
+
+    @property
     def full_gcp_program(self) -> Program:
         """The full GCP parsed back (what shows every variable's adjoint)."""
-        return self.compiled_full.program()
+        self._guard("the full GCP (.full_gcp_program)")
+        return self._full_gcp_program
 
     @property
     def adjoints(self) -> dict[str, str]:
@@ -167,7 +243,7 @@ class TenFlangModel:
         (those that reach the loss)."""
         if self.loss is None:
             return {}
-        declared = self.full_gcp_program.decls
+        declared = self._full_gcp_program.decls
         return {v: adjoint_name(self.loss, v) for v in self.graph.nodes
                 if adjoint_name(self.loss, v) in declared}
 
@@ -177,8 +253,9 @@ class TenFlangModel:
                 ) -> GradientDescent:
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
         with this model's ``settings`` changed by ``settings`` / ``options``."""
+        self._guard_training()
         chosen = TrainSettings.of(settings or self.settings, **options)
-        return api.trainer(self.gcp_program, as_examples(data, self.program), chosen)
+        return api.trainer(self._gcp_program, as_examples(data, self.program), chosen)
 
     def train(self, data: Any, settings: TrainSettings | None = None, **options: Any
               ) -> TrainResult:
@@ -208,6 +285,7 @@ class TenFlangModel:
         """
         from .panel.widget import TrainingPanel  # widgets and matplotlib only when training
 
+        self._guard_training()
         table = as_examples(data, self.program)
         chosen = TrainSettings.of(settings or self.settings, **options)
         # built now so bad data raises here, where the caller can show it, not in the panel
@@ -293,10 +371,11 @@ class TenFlangModel:
 
         ``example``: an index into the training data (default 0) or a dict.
         """
+        self._guard("the values and adjoints on an example (.values(), .show_values())")
         table = self.example(example)
         if len(table) != 1:
             raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
-        program = self.full_gcp_program if self.compiled is not None else self.program
+        program = self._full_gcp_program if self._compiled is not None else self.program
         check_names(program, table, "the example", set(self._data_names(program)))
         data = {n: table.columns[n] for n in table.names if table.present[n][0]}
         adjoints = self.adjoints
@@ -318,10 +397,14 @@ class TenFlangModel:
         >>> [(s.name, round(s.value, 4)) for s in steps][:3]
         [('z', 0.0), ('o', 0.5), ('diff', 0.0)]
         """
+        self._guard("the GCP's trace (.trace())")
+        return self._trace(example)
+
+    def _trace(self, example: Any) -> list[TraceStep]:
         table = self.example(example)
         if len(table) != 1:
             raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
-        program = self.gcp_program
+        program = self._gcp_program
         check_names(program, table, "the example", set(self._data_names(program)))
         data = {n: table.columns[n][0] for n in table.names if table.present[n][0]}
         return trace(program, {**data, **self.weights})
@@ -350,11 +433,17 @@ class TenFlangModel:
         >>> run.example, len(run.steps), run.steps[0].caption
         ('{x: 1, y: 0.5}', 12, 'z = x × w: forward pass (mul: product (elementwise for tensors))')
         """
-        steps = self.trace(example)
-        return stepper.stepper_run(
-            name=self.name, gcp=self._need_gcp(), program=self.program, graph=self.graph,
+        gcp, steps = self._need_gcp(), self._trace(example)
+        withheld = GRADING.withheld(self.name, self.source, "the backward pass")
+        if withheld is not None:  # the forward half only: the lines before the backward pass
+            cut = max(i for i, line in enumerate(gcp.lines) if line.section == "forward") + 1
+            gcp = dataclasses.replace(gcp, lines=gcp.lines[:cut])
+            steps = [t for t in steps if t.line <= cut]
+        run = stepper.stepper_run(
+            name=self.name, gcp=gcp, program=self.program, graph=self.graph,
             trace=steps, record=self.example(example).record(0), weights=self.weights,
             listed_lines=MAX_LISTED)
+        return dataclasses.replace(run, withheld=withheld or "")
 
     def show_values(self, example: Any = None) -> Rendered:
         """The graph with each node's value and gradient ``d/L/d/v`` on one example.
@@ -385,37 +474,60 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE).gradcheck({"x": 1.5, "y": 0.2}).ok
         True
         """
+        self._guard("the gradient check (.gradcheck())")
         gcp = self._need_gcp()
         table = self.example(example)
         names = list(self.weights)
         if not names:
             raise TenFlangError.at(f"'{self.name}' has no weights to check",
                                    file=self.program.file)
-        columns = training_columns(self.gcp_program, table, names,
+        columns = training_columns(self._gcp_program, table, names,
                                    [gcp.loss, *gcp.gradient_names().values()])
         rows, skipped = check_gradients(
-            self.program, self.gcp_program, gcp.loss, columns, len(table), self.weights,
+            self.program, self._gcp_program, gcp.loss, columns, len(table), self.weights,
             eps=eps, rtol=rtol, atol=atol, max_components=max_components)
         return GradCheck(rows, eps, rtol, skipped)
 
     def check_backprop(self, text: str, *, require: Any = None, draws: int = 5,
-                       seed: int = 0) -> CheckReport:
+                       seed: int | None = None, grading: bool | None = None) -> CheckReport:
         """Check backward lines written by hand (``d/L/d/v`` definitions and any helpers)
         against this model's GCP on ``draws`` random draws of the inputs and weights.
 
         ``require``: the adjoints that must be written for ``.ok`` (``d/L/d/w`` or ``w``;
-        default: all the weights' gradients need). The result has ``.ok``,
-        ``.first_wrong_line`` (1-based in ``text``; None when all is right), ``.lines``,
-        ``.adjoints``, ``.report()``, and displays as HTML.
+        default: all the weights' gradients need). ``seed`` of the draws: default 0, or the
+        student's own once grading has started (``tf.grading.start``). The result has
+        ``.ok``, ``.first_wrong_line`` (1-based in ``text``; None when all is right),
+        ``.lines``, ``.adjoints``, ``.report()``, and displays as HTML. Text that still holds
+        nbgrader's stub is "not answered yet"; in grading mode (``grading``; default: when an
+        exercise grades this model), the compiler's backward pass pasted is refused and no
+        hint spells out the compiler's formula.
 
         >>> sq = TenFlangModel("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n", "sq")
         >>> r = sq.check_backprop("define d/L/d/w = w")
         >>> r.ok, r.first_wrong_line
         (False, 1)
         """
-        self._need_gcp()
+        gcp = self._need_gcp()
+        if seed is None:
+            seed = GRADING.seed(f"check/{self.name}") or 0
+        file = f"{self.name} (your backward pass)"
+        if grading is None:
+            grading = self.withheld is not None
+        refused = not_answered(text, file, gcp.loss)
+        if refused is None and grading:
+            copied = compiler_copy(text, [gcp, self._compiled_full])
+            if copied is not None:
+                refused = TenFlangError.at(
+                    copied.why, file=file, line=copied.line, column=copied.column,
+                    length=copied.length, source=split_lines(text)[copied.line - 1],
+                    hint="grading mode refuses it: write the backward pass yourself, one line "
+                         "of the model at a time")
+        if refused is not None:
+            required = require if isinstance(require, list | tuple) else []
+            return CheckReport.of(BackpropCheck.failed(self.name, file, gcp.loss, text,
+                                                       refused, required))
         result = api.check_backprop(self.program, text, require=require, draws=draws,
-                                    seed=seed, name=self.name)
+                                    seed=seed, name=self.name, formulas=not grading)
         return CheckReport.of(result)
 
     def cost(self, data: Any = None, *, examples: int = 100, budget: float = 0.2) -> Cost:
@@ -436,7 +548,7 @@ class TenFlangModel:
                                    "cost", file=self.program.file)
         table = self.data if data is None else as_examples(data, self.program)
         comparison = compare_modes(self.program, table, self.weights, examples=examples,
-                                   budget=budget, forward=self.compiled_forward, gcp=gcp)
+                                   budget=budget, forward=self._compiled_forward, gcp=gcp)
         self.costs = Cost.of(comparison)
         return self.costs
 

@@ -82,11 +82,16 @@ class StepperRun:
     start: dict[str, dict[str, str]]
     widest: dict[str, dict[str, str]]
     skipped: int  # steps beyond the listed lines (a GCP too long to step through whole)
+    withheld: str = ""  # grading mode's message when the backward half is left out
 
     @property
     def intro(self) -> str:
         """What the stepper says before the first line runs."""
         weights = f" and the weights ({self.weights})" if self.weights else ""
+        if self.withheld:
+            return (f"Before the first line: the example {self.example}{weights} are in the "
+                    "graph. Step (or press →) to run the forward pass one line at a time; "
+                    f"the backward pass is left out ({self.withheld}).")
         return (f"Before the first line: the example {self.example}{weights} are in the "
                 "graph. Step (or press →) to run the GCP one line at a time: the forward pass "
                 f"computes every value, then the backward pass computes the adjoints "

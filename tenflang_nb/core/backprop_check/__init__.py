@@ -60,21 +60,23 @@ DRAWS = 5  # random draws of inputs and weights an answer is checked on
 OPTIONS: Mapping[str, Setting] = {
     "draws": Setting("draws", "draws", "random draws of the inputs and weights to check on",
                      DRAWS, int, "an integer from 1 to 100", accepts=lambda v: 1 <= v <= 100),
-    "seed": Setting("seed", "random seed", "seed of the random draws", 0, int,
+    "seed": Setting("seed", "random seed", "seed of the random draws (in a graded notebook: "
+                    "the student's own)", 0, int,
                     "an integer >= 0", accepts=lambda v: v >= 0),
 }
 
 
 def check_backprop(program: Program, text: str, *, name: str | None = None,
-                   require: Any = None, draws: int = DRAWS, seed: int = 0
-                   ) -> BackpropCheck:
+                   require: Any = None, draws: int = DRAWS, seed: int = 0,
+                   formulas: bool = True) -> BackpropCheck:
     """Check the backward lines ``text`` a student wrote for the shape program ``program``.
 
     ``name`` labels the student's text in errors (``NAME (your backward pass)``; default:
     the shape program's file name). ``require`` lists the adjoints (``d/L/d/w`` or just
     ``w``) that must be written for ``ok``; default: every weight's gradient. ``draws``
-    random draws of the inputs and weights, from ``seed``. Errors in ``text`` are in the
-    result (``.error``); a shape program without a loss, or a bad argument, raise
+    random draws of the inputs and weights, from ``seed``. ``formulas=False`` (grading
+    mode): no hint spells out the compiler's formula for a line. Errors in ``text`` are in
+    the result (``.error``); a shape program without a loss, or a bad argument, raise
     :class:`TenFlangError`.
 
     >>> from tenflang_nb.core.examples import SEED_EXAMPLE
@@ -102,7 +104,7 @@ def check_backprop(program: Program, text: str, *, name: str | None = None,
     label = name or program.file.rsplit("/", 1)[-1].removesuffix(".tf")
     file = f"{label} (your backward pass)"
     required = required_adjoints(program, loss, require)
-    reference = Reference(program, draws, seed)
+    reference = Reference(program, draws, seed, formulas)
     try:
         statements = parse_student(text, file, program, loss)
         student = StudentLines(reference, statements, file)

@@ -53,10 +53,12 @@ class Reference:
     """The compiler's full GCP, run on ``draws`` random draws of the inputs and weights of
     ``program`` (the shape program) from ``seed``: ``data`` holds the draws of the given
     values, ``values`` every value of the GCP on them (axis 0: the draw), ``floor`` the least
-    size a value is judged by on each draw (see :meth:`close`)."""
+    size a value is judged by on each draw (see :meth:`close`). With ``formulas`` False
+    (grading mode) no text made from it spells out the compiler's formulas."""
 
-    def __init__(self, program: Program, draws: int, seed: int) -> None:
+    def __init__(self, program: Program, draws: int, seed: int, formulas: bool = True) -> None:
         self.program = program
+        self.formulas = formulas
         self.loss = program.loss
         self.gcp_program = compile_program(program, full=True).program()
         pruned = compile_program(program)
@@ -166,7 +168,13 @@ class Reference:
     def formula(self, name: str) -> str | None:
         """The compiler's definition of ``name``, its temporaries written inline:
         ``mul o (sub 1 o)`` for ``d/o/d/z`` when ``o = logistic z``."""
+        if not self.formulas:
+            return None
         return _formula(self.gcp_program.defs, name)
+
+    def _cut_formula(self, cut_gcp: Program, name: str, stop: str, v: str) -> str | None:
+        """A use's own formula, from the GCP compiled with the other uses cut off."""
+        return _formula(cut_gcp.defs, name, {stop: v}) if self.formulas else None
 
     def describe(self, name: str) -> str:
         """``name = its formula`` (or just the name)."""
@@ -243,11 +251,11 @@ class Reference:
         p = use[0]
         partial = run.value(adjoint_name(p, v))
         if partial is not None and p != self.loss:
-            self._partials[use] = (_formula(cut_gcp.defs, adjoint_name(p, v), {stop: v}),
+            self._partials[use] = (self._cut_formula(cut_gcp, adjoint_name(p, v), stop, v),
                                    np.array(partial))
         value = run.value(adjoint_name(self.loss, v))
         if p == self.loss and value is not None:  # the loss's line: the term is the partial
-            self._partials[use] = (_formula(cut_gcp.defs, adjoint_name(p, v), {stop: v}),
+            self._partials[use] = (self._cut_formula(cut_gcp, adjoint_name(p, v), stop, v),
                                    np.array(value))
         return np.zeros_like(self.values[v]) if value is None else np.array(value)
 

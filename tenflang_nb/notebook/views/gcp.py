@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...core.backprop import Gcp
 from ...core.program import Program
 from .base import Shown, ViewOptions
-from .html import attrs
+from .html import attrs, esc
 from .listing import (
     MAX_LISTED,
     highlight_lines,
@@ -29,6 +29,9 @@ __all__ = ["counts_text", "render", "side_by_side"]
 
 
 def render(model: Shown, o: ViewOptions) -> str:
+    if model.withheld is not None:
+        note = f'<div class="tf-note"><b>No GCP here:</b> {esc(model.withheld)}.</div>'
+        return side_by_side(model.source, model.program, None, None, note, model.name)
     if model.compiled is None:
         note = ('<div class="tf-note">No GCP: the program declares no loss '
                 "(add <code>declare loss L</code> and define it to get gradients).</div>")

@@ -60,7 +60,7 @@ def _json(data: Any) -> str:
 
 def render(model: Shown, o: ViewOptions) -> str:
     """``o.computed``: the :class:`StepperRun` (or the error) ``model.stepper_run`` made."""
-    if model.compiled is None:
+    if model.loss is None:
         return ('<div class="tf-note">No stepper: the program declares no loss, so it has no '
                 "GCP to step through.</div>")
     missing = ('<div class="tf-note">The stepper runs the GCP on one example: train first '
@@ -237,8 +237,10 @@ def _picture(run: StepperRun, sid: str) -> str:
 
 def _title(run: StepperRun) -> str:
     weights = f", weights {run.weights}" if run.weights else ""
+    withheld = (f'<div class="tf-note"><b>The forward pass only:</b> {esc(run.withheld)}.</div>'
+                if run.withheld else "")
     return (f"<h4>Stepping through the GCP of <code>{esc(run.name)}</code> on the example "
-            f"<code>{esc(run.example)}</code>{esc(weights)}</h4>")
+            f"<code>{esc(run.example)}</code>{esc(weights)}</h4>{withheld}")
 
 
 def stepper_html(run: StepperRun, prefix: str) -> str:
