@@ -97,11 +97,16 @@ class StepperRun:
     # predict mode: what the stepper asks before each adjoint's value (notebook/predict.py)
     questions: tuple[Question, ...] = ()
     predicting: bool = False  # asked for predict mode (it may find nothing to ask)
+    withheld: str = ""  # grading mode's message when the backward half is left out
 
     @property
     def intro(self) -> str:
         """What the stepper says before the first line runs."""
         weights = f" and the weights ({self.weights})" if self.weights else ""
+        if self.withheld:
+            return (f"Before the first line: the example {self.example}{weights} are in the "
+                    "graph. Step (or press →) to run the forward pass one line at a time; "
+                    f"the backward pass is left out ({self.withheld}).")
         return (f"Before the first line: the example {self.example}{weights} are in the "
                 "graph. Step (or press →) to run the GCP one line at a time: the forward pass "
                 f"computes every value, then the backward pass computes the adjoints "
@@ -302,12 +307,14 @@ def _numbers(d: Define, env: Mapping[str, Any], value: str) -> str:
 def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
                 trace: Sequence[TraceStep], record: Mapping[str, Any],
                 weights: Mapping[str, Any], listed_lines: int,
-                predict: bool = False) -> StepperRun:
+                predict: bool = False, withheld: str = "") -> StepperRun:
     """Explain each line of ``trace``, the GCP ``gcp`` of ``program`` run on the example
     ``record`` with ``weights`` (as ``model.trace`` runs it): node, edges, caption, numbers,
     label updates. Only the first ``listed_lines`` lines of the GCP (those the stepper
     lists) are stepped through. ``name``: the model's, for the title. ``predict``: with the
-    questions of predict mode (``notebook/predict.py``).
+    questions of predict mode (``notebook/predict.py``). ``withheld``: grading mode's message
+    when ``gcp`` and ``trace`` hold only the forward half; predict mode then asks nothing
+    (its questions and hints are the backward half's).
     """
     g = _GcpIndex(gcp, program, graph)
     loss = gcp.loss
@@ -358,14 +365,14 @@ def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
     start_tensors = {v: np.asarray(x, dtype=float) for v, x in {**given, **weights}.items()
                      if x is not None and np.ndim(x) > 0}
     asked: tuple[Question, ...] = ()
-    if predict:
+    if predict and not withheld:
         asked = questions(program=program, graph=graph, loss=loss,
                           first_grad=first_grad_steps([s.updates for s in steps]),
                           adjoints={v: env.get(adjoint_name(loss, v)) for v in program.decls},
                           given={**given, **weights})
     return StepperRun(name, program, graph, example_text, fmt_assignments(weights, "step"), loss,
                       gcp, steps, start, widest, len(trace) - len(listed), start_tensors,
-                      asked, predict)
+                      asked, predict, withheld)
 
 
 def label_text(value: Any) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 from ...core.formatting import fmt_number
 from ..stepper import StepperRun
 
-__all__ = ["NOTHING", "ask_html", "predict_data", "score_html", "untrusted_note"]
+__all__ = ["NOTHING", "WITHHELD", "ask_html", "predict_data", "score_html", "untrusted_note"]
 
 INTRO = ("Predict mode: in the backward pass the stepper stops before each adjoint's value "
          "and asks for it. Type your value and press Enter (or check); a right one reveals "
@@ -74,6 +74,8 @@ def score_html() -> str:
 
 NOTHING = ('<div class="tf-note">Predict mode: this example gives no adjoint to predict (its '
            "loss is not a number).</div>")
+WITHHELD = ('<div class="tf-note">Predict mode: nothing to predict here: it asks for the '
+            "backward pass's adjoints, and grading mode leaves the backward pass out.</div>")
 
 
 def untrusted_note(run: StepperRun) -> str:

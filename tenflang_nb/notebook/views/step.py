@@ -65,7 +65,7 @@ def _json(data: Any) -> str:
 
 def render(model: Shown, o: ViewOptions) -> str:
     """``o.computed``: the :class:`StepperRun` (or the error) ``model.stepper_run`` made."""
-    if model.compiled is None:
+    if model.loss is None:
         return ('<div class="tf-note">No stepper: the program declares no loss, so it has no '
                 "GCP to step through.</div>")
     missing = ('<div class="tf-note">The stepper runs the GCP on one example: train first '
@@ -289,8 +289,10 @@ def _picture(run: StepperRun, sid: str) -> str:
 
 def _title(run: StepperRun) -> str:
     weights = f", weights {run.weights}" if run.weights else ""
+    withheld = (f'<div class="tf-note"><b>The forward pass only:</b> {esc(run.withheld)}.</div>'
+                if run.withheld else "")
     return (f"<h4>Stepping through the GCP of <code>{esc(run.name)}</code> on the example "
-            f"<code>{esc(run.example)}</code>{esc(weights)}</h4>")
+            f"<code>{esc(run.example)}</code>{esc(weights)}</h4>{withheld}")
 
 
 def stepper_html(run: StepperRun, prefix: str) -> str:
@@ -330,7 +332,8 @@ def stepper_html(run: StepperRun, prefix: str) -> str:
             "graph.</i></div>")
     if run.predicting:  # where no script runs, predict mode cannot ask: the note says so
         note += predict.untrusted_note(run) if run.questions else ""
-        skipped += "" if run.questions else predict.NOTHING
+        skipped += ("" if run.questions else
+                    predict.WITHHELD if run.withheld else predict.NOTHING)
     script = static_text("stepper.js").replace("__TF_STEPPER__", sid)
     return (f'<div class="tf-stepper" id="{sid}">{_title(run)}{skipped}'
             f'<div class="tf-step-static">{note}{_static_table(run)}'
