@@ -240,6 +240,8 @@ def test_the_stepper_shows_the_forward_half(ip: Any) -> None:
     assert "grading mode withholds the backward pass of 'quad'" in run_.intro
     page = ip.user_ns["quad"].stepper({"x": 1.0, "y": 0.5}).html
     assert "The forward pass only:" in page and "define d/L/d/" not in page
+    # the final graph's caption promises no adjoints
+    assert "After the last step, every value:" in page and "every value and adjoint" not in page
     run(ip, "tf.grading.teacher_copy()")
     full = ip.user_ns["quad"].stepper_run({"x": 1.0, "y": 0.5})
     assert {s.phase for s in full.steps} == {"forward", "backward"} and not full.withheld

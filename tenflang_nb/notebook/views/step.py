@@ -280,10 +280,12 @@ def _picture(run: StepperRun, sid: str) -> str:
         png, width = render_png(layout)
     except GraphUnavailable:
         return ""
-    alt = (f"The data-flow graph of {run.name} after the last step: each node's value and "
-           f"its adjoint d/{run.loss}/d/v")
+    # a forward pass alone (grading mode withholds the backward half) has no adjoints to show
+    what = "value" if run.withheld else f"value and adjoint d/{run.loss}/d/v"
+    alt = (f"The data-flow graph of {run.name} after the last step: each node's "
+           + ("value" if run.withheld else f"value and its adjoint d/{run.loss}/d/v"))
     legend = heat_legend() if under else ""
-    return (f"<div>After the last step, every value and adjoint d/{esc(run.loss)}/d/v:</div>"
+    return (f"<div>After the last step, every {esc(what)}:</div>"
             + legend + png_img(png, alt, width, "tf-step-png"))
 
 
