@@ -42,6 +42,12 @@ COMPUTED_WITH_THE_MODEL = {
                                     'answer_3 = float(seed.values(example_3)["w"][1])',
     ("05_exercises", "ex9_answer"): 'seed.train(example_3, lr=2, max_iter=1, tol=0)\n'
                                     'answer_9 = float(seed.weights["w"])',
+    # 06 asks for what one measures with the models: its cheats take a number from the text
+    # or from the model without measuring what the exercise asks
+    ("06_when_training_fails", "ex1_answer"): "answer_1 = round(top.lr_limit, 2)",  # 0.37
+    ("06_when_training_fails", "ex2_answer"): "answer_2 = 300",  # section 2's lr
+    ("06_when_training_fails", "ex3_answer"): 'answer_3 = size["d/L/d/w1"] / size["d/L/d/w8"]',
+    ("06_when_training_fails", "ex4_answer"): "answer_4 = 24  # 4!, no sign flips, 4 units",
 }
 # Answers that are a model (the check trains it): a wrong one, and one that cheats.
 MODEL_ANSWERS = {
@@ -204,6 +210,9 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             nb, lost = _submission(student, path.stem, source, release)
             (folder / path.name).write_text(json.dumps(nb, indent=1))
             spoiled[(student, path.stem)] = lost
+    for student in STUDENTS:  # the tutorials read ../examples/ (the course ships it beside)
+        (root / "autograded" / student).mkdir(parents=True, exist_ok=True)
+        (root / "autograded" / student / "examples").symlink_to(REPO / "examples")
     _nbgrader(root, "autograde", ASSIGNMENT, "--force")
     scores: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
     with pytest.MonkeyPatch.context() as mp:
