@@ -1,12 +1,12 @@
-"""notebooks/05_exercises.ipynb as nbgrader sees it.
+"""The graded notebooks (05_exercises, 07_your_own_engine) as nbgrader sees them.
 
-The committed notebook is nbgrader's *source* version: it holds the solutions and the hidden
-tests, and nbval checks its stored outputs (the teacher's copy: grading mode off) like every
-tutorial's. Here nbgrader's own preprocessors make the student version (``ClearSolutions`` and
-``ClearHiddenTests``, as ``nbgrader generate_assignment`` runs them), the student version is
-executed as a student runs it (grading mode on), and every check must then fail with a
-message that says what to do, never with a traceback. ``tests/test_grading_nbgrader.py`` runs
-the whole of nbgrader (generate, autograde) on it.
+A committed graded notebook is nbgrader's *source* version: it holds the solutions and the
+hidden tests, and nbval checks its stored outputs (the teacher's copy: grading mode off) like
+every tutorial's. Here nbgrader's own preprocessors make the student version
+(``ClearSolutions`` and ``ClearHiddenTests``, as ``nbgrader generate_assignment`` runs them),
+the student version is executed as a student runs it (grading mode on), and every check must
+then fail with a message that says what to do, never with a traceback.
+``tests/test_grading_nbgrader.py`` runs the whole of nbgrader (generate, autograde) on them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import copy
 import json
 import os
 import re
+import textwrap
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +25,40 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "05_exercises.ipynb"
+ENGINE = REPO / "notebooks" / "07_your_own_engine.ipynb"
 
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"  # nbgrader's, for Python
-POINTS = 25
 
 
-def _load() -> dict[str, Any]:
-    return json.loads(NOTEBOOK.read_text("utf-8"))
+@dataclass(frozen=True)
+class Graded:
+    """What a graded notebook holds: its points, its exercises, what its setup cell says in
+    the student version, and its first answer cell there."""
+
+    points: int
+    exercises: int
+    setup: str
+    first_answer: tuple[str, ...]
+
+
+GRADED = {
+    "05_exercises": Graded(
+        25, 9, "Grading mode is on for seed, quad, fan, ratio, chain and classifier",
+        ("%%tenflang_check seed ex1 --require d/lambda/d/diff", *CODE_STUB.split("\n"))),
+    "07_your_own_engine": Graded(
+        10, 3, "Grading mode is on. The checks' random programs are drawn for",
+        ("def forward(program, values):",
+         '    """Every variable\'s value: the given ``values`` (inputs, expected outputs, weights)',
+         "    and the value of each line's target, computed in topological order.\"\"\"",
+         *(f"    {line}" for line in CODE_STUB.split("\n")), "", "",
+         "rounded(forward(seed.program, {\"x\": 0.5, \"y\": 0.8, \"w\": 1.0}))  # the seed, "
+         "as above")),
+}
+PATHS = [REPO / "notebooks" / f"{name}.ipynb" for name in GRADED]
+
+
+def _load(path: Path = NOTEBOOK) -> dict[str, Any]:
+    return json.loads(path.read_text("utf-8"))
 
 
 def _source(cell: dict[str, Any]) -> str:
@@ -41,13 +70,13 @@ def _meta(cell: dict[str, Any]) -> dict[str, Any]:
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def student_version() -> Any:
+def student_version(path: Path = NOTEBOOK) -> Any:
     """The student version, as ``nbgrader generate_assignment`` makes it from the source."""
     import nbformat
     from nbgrader.nbgraderformat import MetadataValidator
     from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
 
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb = nbformat.read(path, as_version=4)
     MetadataValidator().validate_nb(nb)  # raises on bad nbgrader metadata
     for preprocessor in (ClearSolutions(), ClearOutput(), ClearHiddenTests()):
         nb, _ = preprocessor.preprocess(copy.deepcopy(nb), {})
@@ -56,8 +85,16 @@ def student_version() -> Any:
 
 # ------------------------------------------------------------------------------ the markup
 
-def test_the_nbgrader_markup() -> None:
-    cells = _load()["cells"]
+def test_every_graded_notebook_is_described_here() -> None:
+    graded = {p.stem for p in sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
+              if any(_meta(c).get("grade") for c in _load(p)["cells"])}
+    assert graded == set(GRADED)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
+def test_the_nbgrader_markup(path: Path) -> None:
+    expected = GRADED[path.stem]
+    cells = _load(path)["cells"]
     marked = [c for c in cells if _meta(c)]
     ids = [_meta(c)["grade_id"] for c in marked]
     assert len(ids) == len(set(ids)), "grade ids must be unique"
@@ -78,24 +115,31 @@ def test_the_nbgrader_markup() -> None:
         if _source(cell).startswith("%%tenflang "):
             assert _meta(cell).get("locked"), f"cell {i}: a model cell that is not locked"
     checks = [c for c in cells if _meta(c).get("grade")]
-    assert sum(_meta(c)["points"] for c in checks) == POINTS
-    assert len([c for c in checks if _meta(c)["points"]]) >= 8, "about eight exercises"
+    assert sum(_meta(c)["points"] for c in checks) == expected.points
+    assert len([c for c in checks if _meta(c)["points"]]) == expected.exercises
     setup = next(c for c in cells if c["cell_type"] == "code")
     assert _meta(setup)["grade_id"] == "setup" and _meta(setup)["points"] == 0
     assert "tf.grading.start(" in _source(setup)
+    said = "".join(_source(c) for c in cells if c["cell_type"] == "markdown")
+    for check in checks[1:]:  # each exercise's points are said in its text too
+        assert f"{_meta(check)['points']} points" in said
 
 
-def test_every_answer_cell_is_followed_by_its_locked_check() -> None:
-    cells = [c for c in _load()["cells"] if c["cell_type"] == "code"]
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
+def test_every_answer_cell_is_followed_by_its_locked_check(path: Path) -> None:
+    cells = [c for c in _load(path)["cells"] if c["cell_type"] == "code"]
     answers = [i for i, c in enumerate(cells) if _meta(c).get("solution")]
     assert answers
     for i in answers:
         answer, check = _source(cells[i]), _source(cells[i + 1])
         assert _meta(cells[i + 1]).get("grade"), f"no check after answer cell {i}"
+        function = re.match(r"def (\w+)\(", answer)
         if answer.startswith("%%tenflang_check"):
             model, bound = answer.split("\n", 1)[0].split()[1:3]  # MODEL RESULT
             assert f'tf.grading.check_answer("{bound}", model="{model}",' in check
             assert "assert" not in check  # the variable the answer binds is not graded
+        elif function:  # a function of one's own engine, run by its check
+            assert f'tf.grading.check_engine("{function.group(1)}")' in check
         else:
             name = re.match(r"(\w+) = None", answer)
             assert name, "a Python answer starts as None: unanswered, its check still runs"
@@ -104,34 +148,44 @@ def test_every_answer_cell_is_followed_by_its_locked_check() -> None:
             assert len(hidden) == 2 and f'check_number(\n    "{name.group(1)}"' in hidden[1]
 
 
-def test_the_student_version() -> None:
-    nb = student_version()
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
+def test_the_student_version(path: Path) -> None:
+    nb = student_version(path)
     text = "\n".join(c.source for c in nb.cells)
     for gone in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "teacher_copy", "gradient(",
                  "solutions filled in", "For teachers"):
         assert gone not in text, gone
     answers = [c for c in nb.cells if _meta(c).get("solution")]
+    sources = {_meta(c)["grade_id"]: _source(c) for c in _load(path)["cells"]
+               if _meta(c).get("solution")}
     for cell in answers:
-        assert "define d/" not in cell.source and CODE_STUB in cell.source
+        assert CODE_STUB in textwrap.dedent(cell.source) or \
+            CODE_STUB.replace("\n", "\n    ") in cell.source
+        solution = sources[_meta(cell)["grade_id"]].split("### BEGIN SOLUTION")[1]
+        for line in solution.split("### END SOLUTION")[0].splitlines():
+            if line.strip() and not line.strip().startswith("#"):
+                assert line not in cell.source.splitlines(), line
     first = answers[0].source.splitlines()
-    assert first == ["%%tenflang_check seed ex1 --require d/lambda/d/diff", *CODE_STUB.split("\n")]
+    assert tuple(first) == GRADED[path.stem].first_answer
 
 
 # ------------------------------------------------------------------------------ the student version
 
-@pytest.fixture(scope="module")
-def student_run() -> dict[str, Any]:
-    """The student version, executed top to bottom in a student's copy (errors allowed)."""
+@pytest.fixture(scope="module", params=PATHS, ids=lambda p: p.stem)
+def student_run(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """A student version, executed top to bottom in a student's copy (errors allowed)."""
     from nbclient import NotebookClient
 
-    nb = student_version()
+    path = request.param
+    nb = student_version(path)
     env = {k: os.environ.pop(k) for k in ("NBGRADER_EXECUTION", "JUPYTERHUB_USER",
                                           "TENFLANG_STUDENT") if k in os.environ}
     try:
         NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                       resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         os.environ.update(env)
+    nb.metadata["tested_as"] = path.stem
     return nb
 
 
@@ -148,7 +202,7 @@ def test_grading_mode_is_on_in_the_student_version(student_run: dict[str, Any]) 
     setup = next(c for c in student_run["cells"] if _meta(c).get("grade_id") == "setup")
     assert not _errors(setup)
     said = _text(setup)
-    assert said.startswith("Grading mode is on for seed, quad, fan, ratio, chain and classifier")
+    assert said.startswith(GRADED[student_run["metadata"]["tested_as"]].setup)
     assert "teacher's copy" not in said
 
 
@@ -170,7 +224,8 @@ def test_the_rest_of_the_student_version_runs(student_run: dict[str, Any]) -> No
             continue
         errors = _errors(cell)
         if _meta(cell).get("solution") and not _source(cell).startswith("%%"):
-            # nbgrader's Python stub raises, as it should in an unanswered cell
+            # nbgrader's Python stub raises, as it should in an unanswered cell (a function's
+            # stub when the cell tries the function)
             assert [e["ename"] for e in errors] == ["NotImplementedError"], i
             continue
         assert not errors, f"cell {i}: {errors}"
@@ -221,3 +276,74 @@ def test_a_wrong_answer_fails_its_check_naming_the_first_wrong_line(shell: Any) 
     assert message.startswith("ex5: ✗ line 8 is the first wrong line")
     assert "fan-out: a is used 2 times" in message
     assert "misses the term via define c = tanh a" in message  # code shown plain
+
+
+# ------------------------------------------------------------------------------ one's own engine
+
+def _engine_cells(**changes: tuple[str, str]) -> dict[str, str]:
+    """07's code cells as a student runs them: the student version's setup and checks, and
+    the source's answers with ``changes`` (grade id -> (old, new)) made."""
+    student = {(_meta(c).get("grade_id") or str(i)): c.source
+               for i, c in enumerate(student_version(ENGINE).cells) if c.cell_type == "code"}
+    for cell in _load(ENGINE)["cells"]:
+        grade_id = _meta(cell).get("grade_id")
+        if _meta(cell).get("solution"):
+            text = _source(cell)
+            if grade_id in changes:
+                old, new = changes[grade_id]
+                assert old in text, old
+                text = text.replace(old, new)
+            student[grade_id] = text
+    return student
+
+
+def _run_engine(shell: Any, cells: dict[str, str], check: str) -> BaseException | None:
+    from IPython.utils.capture import capture_output
+
+    with capture_output():
+        for grade_id, text in cells.items():
+            if grade_id.endswith("_check"):
+                continue
+            shell.run_cell(text)
+        return shell.run_cell(cells[check]).error_in_exec
+
+
+def test_a_wrong_engine_fails_its_checks_naming_the_program_and_the_variable(shell: Any
+                                                                            ) -> None:
+    cells = _engine_cells(step_answer=("adjoints[operand] += ", "adjoints[operand] = "))
+    error = _run_engine(shell, cells, "step_check")
+    assert type(error).__name__ == "GradingFailure"
+    message = str(error)
+    assert message.startswith("✗ backprop_step: on `define v = mul a b` with a = ")
+    assert "before it, d/L/d/a should become" in message
+    assert "add to it (+=), do not replace it (=)" in message
+    error = shell.run_cell(cells["backward_check"]).error_in_exec
+    message = str(error)
+    assert re.match(r"✗ backward: program 1 of 8: d/L/d/v\d+ is -?[\d.]+, not -?[\d.]+\n", message)
+    assert "its adjoint is the sum of a term per use (+= in backprop_step, not =)" in message
+    assert "program 1 of 8, on x1 = " in message and "define L = mul" in message
+    assert error._render_traceback_() == message.splitlines()  # type: ignore[union-attr]
+
+
+def test_an_engine_that_asks_the_compiler_fails(shell: Any) -> None:
+    asked = ("    values = forward(program, values)",
+             "    gcp = tf.compile(program, full=True)  # the package's adjoints\n"
+             "    values = forward(program, values)")
+    error = _run_engine(shell, _engine_cells(backward_answer=asked), "backward_check")
+    assert str(error).startswith("✗ backward: it asked for the package's compiler, which the "
+                                 "check switches off")
+    # once the check is over the package compiles again
+    assert not shell.run_cell("tf.compile(seed.program)").error_in_exec
+
+
+def test_the_checks_draw_each_students_programs(shell: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    cells = _engine_cells(forward_answer=("values = dict(values)", "values = {}"))
+    seen = []
+    for student in ("ada", "bob", "ada"):
+        monkeypatch.setenv("TENFLANG_STUDENT", student)
+        seen.append(str(_run_engine(shell, cells, "forward_check")))
+    assert seen[0] == seen[2] != seen[1]
+    # what the function raised, where, and on which program: no traceback
+    assert re.match(r"✗ forward: program 1 of 8: it raised KeyError: '\w+' \(in forward, "
+                    r"line 7: operands = \[values\[o\] if ", seen[0])
