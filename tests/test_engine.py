@@ -260,7 +260,7 @@ def assign(step: Any, values: dict[str, float], adjoints: dict[str, float]) -> N
 
 def test_overwriting_an_adjoint_is_named() -> None:
     text = _wrong("backprop_step", assign)
-    assert re.search(r"before it, d/L/d/[ab] should become -?[\d.]+, not -?[\d.]+\n", text)
+    assert re.search(r"before it: d/L/d/[ab] should become -?[\d.]+, not -?[\d.]+\n", text)
     assert "add to it (+=), do not replace it (=)" in text
 
 

@@ -315,7 +315,7 @@ def test_a_wrong_engine_fails_its_checks_naming_the_program_and_the_variable(she
     assert type(error).__name__ == "GradingFailure"
     message = str(error)
     assert message.startswith("✗ backprop_step: on `define v = mul a b` with a = ")
-    assert "before it, d/L/d/a should become" in message
+    assert "before it: d/L/d/a should become" in message
     assert "add to it (+=), do not replace it (=)" in message
     error = shell.run_cell(cells["backward_check"]).error_in_exec
     message = str(error)

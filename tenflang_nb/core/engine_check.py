@@ -248,8 +248,8 @@ def _check_step(backprop_step: Callable[..., Any], seed: int, count: int) -> str
             if got is None or not _agrees(got, reference, FLOOR * max(1.0, abs(g))):
                 shown = _shown(got) if got is not None else repr(adjoints.get(n))
                 raise _Wrong(
-                    f"{where}, d/L/d/v = {_shown(g)} and d/L/d/{n} = {_shown(before[n])} "
-                    f"before it, d/L/d/{n} should become {_shown(reference)}, not {shown}\n"
+                    f"{where},\n    d/L/d/v = {_shown(g)} and d/L/d/{n} = {_shown(before[n])} "
+                    f"before it: d/L/d/{n} should become {_shown(reference)}, not {shown}\n"
                     f"    hint: {_step_hint(step, n, got, reference, before[n], values)}")
     return (f"its adjoints agree with the compiler's on {len(STEP_LINES)} lines: every "
             "scalar operator, a copy, an operand used twice, constant operands, adjoints that "
