@@ -352,6 +352,12 @@ def test_what_the_function_raises_is_a_verdict() -> None:
                            "line ")
     assert "return {step.target: values[step.target] for step in tf.steps(program)})" in text
 
+    def in_numpy(program: Any, values: dict[str, float]) -> dict[str, float]:
+        return {"inverse": np.linalg.inv(np.zeros((2, 2)))}
+
+    # raised inside numpy: the line named is the student's, not numpy's
+    assert "LinAlgError: Singular matrix (in in_numpy, line " in _wrong("forward", in_numpy)
+
 
 @pytest.mark.parametrize(("function", "verdict"), [
     (None, "✗ forward is not defined yet: run the cell that defines it (def forward(...))"),

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import os
+import sysconfig
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,7 +60,11 @@ from .random_programs import SAFE_AT, UNARY, RandomProgram, random_programs
 __all__ = ["CHECKS", "EngineCheck", "check_engine"]
 
 PROGRAMS = 8  # random programs per check
-PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# where code that is not the student's lives: this package, the installed ones, Python's own
+LIBRARIES = tuple(dict.fromkeys(
+    os.path.abspath(p) + os.sep for p in (
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))))
 
 
 @dataclass(frozen=True)
@@ -112,13 +117,13 @@ def _run(name: str, function: Callable[..., Any], args: Sequence[Any], where: st
         except Exception as exc:
             if asked:
                 raise _Wrong(_asked(asked)) from None
-            frame, function = _their_frame(exc)
+            frame, inside = _their_frame(exc)
             if isinstance(exc, NotImplementedError):
-                raise _Wrong(f"{function or name} is not answered yet: write its body in "
+                raise _Wrong(f"{inside or name} is not answered yet: write its body in "
                              "place of '# YOUR CODE HERE' and 'raise NotImplementedError()', "
                              "and run its cell") from None
-            line = (f" (in {function}, line {frame.lineno}: {(frame.line or '').strip()})"
-                    if frame is not None else "")
+            line = (f" (in {inside or name}, line {frame.lineno}: "
+                    f"{(frame.line or '').strip()})" if frame is not None else "")
             raise _Wrong(f"{where}: it raised {type(exc).__name__}: {exc}{line}"
                          + (f"\n{listing}" if listing else "")) from None
     if asked:
@@ -133,10 +138,11 @@ def _asked(asked: list[str]) -> str:
 
 
 def _their_frame(exc: BaseException) -> tuple[traceback.FrameSummary | None, str | None]:
-    """The innermost frame of the student's code (not the package's) in ``exc``'s
-    traceback, and the function it is in (a comprehension's frame is its function's)."""
+    """The innermost frame of the student's code (not the package's, numpy's or Python's
+    own) in ``exc``'s traceback, and the function it is in (a comprehension's frame is its
+    function's)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not os.path.abspath(f.filename).startswith(PACKAGE)]
+              if not os.path.abspath(f.filename).startswith(LIBRARIES)]
     named = [f.name for f in frames if not f.name.startswith("<")]
     return (frames[-1] if frames else None), (named[-1] if named else None)
 
