@@ -1,12 +1,12 @@
-"""The graded notebooks (05_exercises, 07_your_own_engine) as nbgrader sees them.
+"""notebooks/05_exercises.ipynb as nbgrader sees it (and, at the end, 07_your_own_engine).
 
-A committed graded notebook is nbgrader's *source* version: it holds the solutions and the
-hidden tests, and nbval checks its stored outputs (the teacher's copy: grading mode off) like
-every tutorial's. Here nbgrader's own preprocessors make the student version
-(``ClearSolutions`` and ``ClearHiddenTests``, as ``nbgrader generate_assignment`` runs them),
-the student version is executed as a student runs it (grading mode on), and every check must
-then fail with a message that says what to do, never with a traceback.
-``tests/test_grading_nbgrader.py`` runs the whole of nbgrader (generate, autograde) on them.
+The committed notebook is nbgrader's *source* version: it holds the solutions and the hidden
+tests, and nbval checks its stored outputs (the teacher's copy: grading mode off) like every
+tutorial's. Here nbgrader's own preprocessors make the student version (``ClearSolutions`` and
+``ClearHiddenTests``, as ``nbgrader generate_assignment`` runs them), the student version is
+executed as a student runs it (grading mode on), and every check must then fail with a
+message that says what to do, never with a traceback. ``tests/test_grading_nbgrader.py`` runs
+the whole of nbgrader (generate, autograde) on it.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ import copy
 import json
 import os
 import re
-import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,40 +23,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "05_exercises.ipynb"
-ENGINE = REPO / "notebooks" / "07_your_own_engine.ipynb"
 
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"  # nbgrader's, for Python
+POINTS = 25
 
 
-@dataclass(frozen=True)
-class Graded:
-    """What a graded notebook holds: its points, its exercises, what its setup cell says in
-    the student version, and its first answer cell there."""
-
-    points: int
-    exercises: int
-    setup: str
-    first_answer: tuple[str, ...]
-
-
-GRADED = {
-    "05_exercises": Graded(
-        25, 9, "Grading mode is on for seed, quad, fan, ratio, chain and classifier",
-        ("%%tenflang_check seed ex1 --require d/lambda/d/diff", *CODE_STUB.split("\n"))),
-    "07_your_own_engine": Graded(
-        10, 3, "Grading mode is on. The checks' random programs are drawn for",
-        ("def forward(program, values):",
-         '    """Every variable\'s value: the given ``values`` (inputs, expected outputs, weights)',
-         "    and the value of each line's target, computed in topological order.\"\"\"",
-         *(f"    {line}" for line in CODE_STUB.split("\n")), "", "",
-         "rounded(forward(seed.program, {\"x\": 0.5, \"y\": 0.8, \"w\": 1.0}))  # the seed, "
-         "as above")),
-}
-PATHS = [REPO / "notebooks" / f"{name}.ipynb" for name in GRADED]
-
-
-def _load(path: Path = NOTEBOOK) -> dict[str, Any]:
-    return json.loads(path.read_text("utf-8"))
+def _load() -> dict[str, Any]:
+    return json.loads(NOTEBOOK.read_text("utf-8"))
 
 
 def _source(cell: dict[str, Any]) -> str:
@@ -85,16 +56,8 @@ def student_version(path: Path = NOTEBOOK) -> Any:
 
 # ------------------------------------------------------------------------------ the markup
 
-def test_every_graded_notebook_is_described_here() -> None:
-    graded = {p.stem for p in sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
-              if any(_meta(c).get("grade") for c in _load(p)["cells"])}
-    assert graded == set(GRADED)
-
-
-@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
-def test_the_nbgrader_markup(path: Path) -> None:
-    expected = GRADED[path.stem]
-    cells = _load(path)["cells"]
+def test_the_nbgrader_markup() -> None:
+    cells = _load()["cells"]
     marked = [c for c in cells if _meta(c)]
     ids = [_meta(c)["grade_id"] for c in marked]
     assert len(ids) == len(set(ids)), "grade ids must be unique"
@@ -115,31 +78,24 @@ def test_the_nbgrader_markup(path: Path) -> None:
         if _source(cell).startswith("%%tenflang "):
             assert _meta(cell).get("locked"), f"cell {i}: a model cell that is not locked"
     checks = [c for c in cells if _meta(c).get("grade")]
-    assert sum(_meta(c)["points"] for c in checks) == expected.points
-    assert len([c for c in checks if _meta(c)["points"]]) == expected.exercises
+    assert sum(_meta(c)["points"] for c in checks) == POINTS
+    assert len([c for c in checks if _meta(c)["points"]]) >= 8, "about eight exercises"
     setup = next(c for c in cells if c["cell_type"] == "code")
     assert _meta(setup)["grade_id"] == "setup" and _meta(setup)["points"] == 0
     assert "tf.grading.start(" in _source(setup)
-    said = "".join(_source(c) for c in cells if c["cell_type"] == "markdown")
-    for check in checks[1:]:  # each exercise's points are said in its text too
-        assert f"{_meta(check)['points']} points" in said
 
 
-@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
-def test_every_answer_cell_is_followed_by_its_locked_check(path: Path) -> None:
-    cells = [c for c in _load(path)["cells"] if c["cell_type"] == "code"]
+def test_every_answer_cell_is_followed_by_its_locked_check() -> None:
+    cells = [c for c in _load()["cells"] if c["cell_type"] == "code"]
     answers = [i for i, c in enumerate(cells) if _meta(c).get("solution")]
     assert answers
     for i in answers:
         answer, check = _source(cells[i]), _source(cells[i + 1])
         assert _meta(cells[i + 1]).get("grade"), f"no check after answer cell {i}"
-        function = re.match(r"def (\w+)\(", answer)
         if answer.startswith("%%tenflang_check"):
             model, bound = answer.split("\n", 1)[0].split()[1:3]  # MODEL RESULT
             assert f'tf.grading.check_answer("{bound}", model="{model}",' in check
             assert "assert" not in check  # the variable the answer binds is not graded
-        elif function:  # a function of one's own engine, run by its check
-            assert f'tf.grading.check_engine("{function.group(1)}")' in check
         else:
             name = re.match(r"(\w+) = None", answer)
             assert name, "a Python answer starts as None: unanswered, its check still runs"
@@ -148,44 +104,34 @@ def test_every_answer_cell_is_followed_by_its_locked_check(path: Path) -> None:
             assert len(hidden) == 2 and f'check_number(\n    "{name.group(1)}"' in hidden[1]
 
 
-@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
-def test_the_student_version(path: Path) -> None:
-    nb = student_version(path)
+def test_the_student_version() -> None:
+    nb = student_version()
     text = "\n".join(c.source for c in nb.cells)
     for gone in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "teacher_copy", "gradient(",
                  "solutions filled in", "For teachers"):
         assert gone not in text, gone
     answers = [c for c in nb.cells if _meta(c).get("solution")]
-    sources = {_meta(c)["grade_id"]: _source(c) for c in _load(path)["cells"]
-               if _meta(c).get("solution")}
     for cell in answers:
-        assert CODE_STUB in textwrap.dedent(cell.source) or \
-            CODE_STUB.replace("\n", "\n    ") in cell.source
-        solution = sources[_meta(cell)["grade_id"]].split("### BEGIN SOLUTION")[1]
-        for line in solution.split("### END SOLUTION")[0].splitlines():
-            if line.strip() and not line.strip().startswith("#"):
-                assert line not in cell.source.splitlines(), line
+        assert "define d/" not in cell.source and CODE_STUB in cell.source
     first = answers[0].source.splitlines()
-    assert tuple(first) == GRADED[path.stem].first_answer
+    assert first == ["%%tenflang_check seed ex1 --require d/lambda/d/diff", *CODE_STUB.split("\n")]
 
 
 # ------------------------------------------------------------------------------ the student version
 
-@pytest.fixture(scope="module", params=PATHS, ids=lambda p: p.stem)
-def student_run(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """A student version, executed top to bottom in a student's copy (errors allowed)."""
+@pytest.fixture(scope="module")
+def student_run() -> dict[str, Any]:
+    """The student version, executed top to bottom in a student's copy (errors allowed)."""
     from nbclient import NotebookClient
 
-    path = request.param
-    nb = student_version(path)
+    nb = student_version()
     env = {k: os.environ.pop(k) for k in ("NBGRADER_EXECUTION", "JUPYTERHUB_USER",
                                           "TENFLANG_STUDENT") if k in os.environ}
     try:
         NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+                       resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
     finally:
         os.environ.update(env)
-    nb.metadata["tested_as"] = path.stem
     return nb
 
 
@@ -202,7 +148,7 @@ def test_grading_mode_is_on_in_the_student_version(student_run: dict[str, Any]) 
     setup = next(c for c in student_run["cells"] if _meta(c).get("grade_id") == "setup")
     assert not _errors(setup)
     said = _text(setup)
-    assert said.startswith(GRADED[student_run["metadata"]["tested_as"]].setup)
+    assert said.startswith("Grading mode is on for seed, quad, fan, ratio, chain and classifier")
     assert "teacher's copy" not in said
 
 
@@ -224,8 +170,7 @@ def test_the_rest_of_the_student_version_runs(student_run: dict[str, Any]) -> No
             continue
         errors = _errors(cell)
         if _meta(cell).get("solution") and not _source(cell).startswith("%%"):
-            # nbgrader's Python stub raises, as it should in an unanswered cell (a function's
-            # stub when the cell tries the function)
+            # nbgrader's Python stub raises, as it should in an unanswered cell
             assert [e["ename"] for e in errors] == ["NotImplementedError"], i
             continue
         assert not errors, f"cell {i}: {errors}"
@@ -278,14 +223,123 @@ def test_a_wrong_answer_fails_its_check_naming_the_first_wrong_line(shell: Any) 
     assert "misses the term via define c = tanh a" in message  # code shown plain
 
 
-# ------------------------------------------------------------------------------ one's own engine
+# ------------------------------------------------------------------------- 07, one's own engine
+# 07_your_own_engine.ipynb: the answers are Python functions (an engine's forward,
+# backprop_step and backward), each checked by tf.grading.check_engine
+
+ENGINE = REPO / "notebooks" / "07_your_own_engine.ipynb"
+ENGINE_POINTS = {"forward_check": 2, "step_check": 4, "backward_check": 4}
+
+
+def _engine() -> list[dict[str, Any]]:
+    return json.loads(ENGINE.read_text("utf-8"))["cells"]
+
+
+def test_the_engines_nbgrader_markup() -> None:
+    cells = _engine()
+    marked = [c for c in cells if _meta(c)]
+    ids = [_meta(c)["grade_id"] for c in marked]
+    assert len(ids) == len(set(ids)), "grade ids must be unique"
+    for cell in marked:
+        meta = _meta(cell)
+        assert meta["schema_version"] == 3 and meta["task"] is False
+        if meta["grade"]:
+            assert meta["points"] >= 0 and meta["locked"] and not meta["solution"]
+        if meta["solution"]:
+            assert not meta["locked"] and "BEGIN SOLUTION" in _source(cell)
+        if _source(cell).startswith("%%tenflang "):
+            assert meta["locked"], "a model cell that is not locked"
+    for cell in cells:
+        if "BEGIN HIDDEN TESTS" in _source(cell):
+            assert _meta(cell).get("grade"), "hidden tests in a cell nbgrader does not grade"
+    points = {_meta(c)["grade_id"]: _meta(c)["points"] for c in cells
+              if _meta(c).get("grade") and _meta(c)["points"]}
+    assert points == ENGINE_POINTS
+    setup = next(c for c in cells if c["cell_type"] == "code")
+    assert _meta(setup)["grade_id"] == "setup" and _meta(setup)["points"] == 0
+    assert 'tf.grading.start("07_your_own_engine", graded=[])' in _source(setup)
+    # every exercise's heading gives its points and minutes, and so does the first cell's table
+    headings = re.findall(r"^## Exercise (\d) · .* \((\d+) points, about (\d+) minutes\)",
+                          "\n".join(_source(c) for c in cells), re.M)
+    table = re.findall(r"^\| (\d) \| `\w+\(.*\| (\d+) \| (\d+) \|$", _source(cells[0]), re.M)
+    assert headings == table and [int(p) for _, p, _ in headings] == list(ENGINE_POINTS.values())
+    readme = (REPO / "notebooks" / "README.md").read_text("utf-8")
+    plan = readme.split("## An hour with `07_your_own_engine.ipynb`", 1)[1].split("\n## ")[0]
+    rows = re.findall(r"^\| exercise (\d) \|[^|]*\| (\d+) \| (\d+) \|$", plan, re.M)
+    assert rows == headings  # the lab plan, as the headings say
+    minutes = sum(int(m) for m in re.findall(r"^\|[^|]*\|[^|]*\| *\d* *\| (\d+) \|$", plan, re.M))
+    assert f"{minutes} minutes of work, {sum(ENGINE_POINTS.values())} points" in plan
+
+
+def test_every_engine_answer_is_a_function_checked_by_the_next_cell() -> None:
+    cells = [c for c in _engine() if c["cell_type"] == "code"]
+    answers = [i for i, c in enumerate(cells) if _meta(c).get("solution")]
+    assert [re.match(r"def (\w+)\(", _source(cells[i])).group(1) for i in answers] == \
+        ["forward", "backprop_step", "backward"]
+    for i in answers:
+        name = re.match(r"def (\w+)\(", _source(cells[i])).group(1)
+        assert _meta(cells[i + 1]).get("grade")
+        assert f'tf.grading.check_engine("{name}")' in _source(cells[i + 1])
+
+
+def test_the_engines_student_version() -> None:
+    nb = student_version(ENGINE)
+    text = "\n".join(c.source for c in nb.cells)
+    for gone in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "teacher_copy"):
+        assert gone not in text, gone
+    solutions = {_meta(c)["grade_id"]: _source(c) for c in _engine() if _meta(c).get("solution")}
+    stub = CODE_STUB.replace("\n", "\n    ")
+    for cell in (c for c in nb.cells if _meta(c).get("solution")):
+        assert f"    {stub}" in cell.source  # the function's body, nbgrader's stub
+        solution = solutions[_meta(cell)["grade_id"]].split("### BEGIN SOLUTION")[1]
+        for line in solution.split("### END SOLUTION")[0].splitlines():
+            if line.strip() and not line.strip().startswith("#"):
+                assert line not in cell.source.splitlines(), line
+
+
+@pytest.fixture(scope="module")
+def engine_run() -> dict[str, Any]:
+    """07's student version, executed top to bottom in a student's copy (errors allowed)."""
+    from nbclient import NotebookClient
+
+    nb = student_version(ENGINE)
+    env = {k: os.environ.pop(k) for k in ("NBGRADER_EXECUTION", "JUPYTERHUB_USER",
+                                          "TENFLANG_STUDENT") if k in os.environ}
+    try:
+        NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(ENGINE.parent)}}).execute()
+    finally:
+        os.environ.update(env)
+    return nb
+
+
+def test_the_engines_student_version_runs_and_fails_every_check_helpfully(
+        engine_run: dict[str, Any]) -> None:
+    for i, cell in enumerate(engine_run["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        errors = _errors(cell)
+        meta = _meta(cell)
+        if meta.get("grade_id") == "setup":
+            assert not errors
+            assert _text(cell).startswith("Grading mode is on. The checks' random programs are "
+                                          "drawn for the default student id 'student'")
+        elif meta.get("grade"):  # the verdict, never a NameError or a traceback
+            assert [e["ename"] for e in errors] == ["GradingFailure"], meta["grade_id"]
+            assert "is not answered yet" in errors[0]["evalue"]
+            assert not any("Traceback" in line for line in errors[0]["traceback"])
+        elif meta.get("solution"):  # the cell tries its function, nbgrader's stub raises
+            assert [e["ename"] for e in errors] == ["NotImplementedError"], i
+        else:
+            assert not errors, f"cell {i}: {errors}"
+
 
 def _engine_cells(**changes: tuple[str, str]) -> dict[str, str]:
     """07's code cells as a student runs them: the student version's setup and checks, and
     the source's answers with ``changes`` (grade id -> (old, new)) made."""
     student = {(_meta(c).get("grade_id") or str(i)): c.source
                for i, c in enumerate(student_version(ENGINE).cells) if c.cell_type == "code"}
-    for cell in _load(ENGINE)["cells"]:
+    for cell in _engine():
         grade_id = _meta(cell).get("grade_id")
         if _meta(cell).get("solution"):
             text = _source(cell)

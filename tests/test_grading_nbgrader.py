@@ -6,13 +6,13 @@ source of one assignment; ``nbgrader generate_assignment`` makes the student ver
 
 * ``blank``: the student version as released;
 * ``correct``: the source's solutions;
-* ``partly``: every other answer wrong (a sign flipped, a number off by one, a usual mistake
-  in an engine's function);
+* ``partly``: every other answer wrong (a sign flipped, a number off by one, a usual
+  mistake in an engine's function);
 * ``cheating``: the tricks that scored full marks before the grading mode: ``--require``
   edited in an answer cell to ask for one line, an answer replaced by an object whose ``ok``
-  is True, the compiler's backward pass pasted, numeric answers computed with the model; and
-  an engine (07) whose functions ask the package's interpreter and compiler for the answer,
-  or take differences of the operator table's values.
+  is True, the compiler's backward pass pasted, numeric answers computed with the model;
+  an engine's functions (07) asking the package's interpreter and compiler for the answer,
+  or taking differences of the operator table's values.
 
 The scores are read from nbgrader's gradebook: 0, full, partial and not full marks.
 """
@@ -38,25 +38,17 @@ REPO = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "lab"
 STUDENTS = ("blank", "correct", "partly", "cheating")
 
-# Python answers computed with the package instead of worked out: numeric answers computed
-# with the model (what grading mode withholds), an engine's functions asking the package's
-# interpreter or compiler (what its checks switch off) or taking differences of the operator
-# table's values (what relu's kink gives away). One per Python answer cell of every graded
-# notebook, its whole text (a test below holds the table complete).
+# Numeric answers computed with the model: what grading mode withholds. One per numeric
+# answer cell of every graded notebook (a test below holds the table complete).
 COMPUTED_WITH_THE_MODEL = {
-    ("05_exercises", "ex3_answer"): 'answer_3 = None\nseed.weights["w"] = 0.0\n'
-                                    'answer_3 = float(seed.values(example_3)["w"][1])',
-    ("05_exercises", "ex9_answer"): 'answer_9 = None\n'
-                                    'seed.train(example_3, lr=2, max_iter=1, tol=0)\n'
-                                    'answer_9 = float(seed.weights["w"])',
+    # an engine's functions (07: the body after the answer's `def` line) asking the package's
+    # interpreter or compiler, what its checks switch off, or taking differences of the
+    # operator table's values, which relu's kink gives away
     ("07_your_own_engine", "forward_answer"): """\
-from tenflang_nb.core.plan import Plan
-
-def forward(program, values):
+    from tenflang_nb.core.plan import Plan  # the package's interpreter
     names = [step.target for step in tf.steps(program)]
     return {**values, **Plan(program).example(values, names)}""",
     ("07_your_own_engine", "step_answer"): """\
-def backprop_step(step, values, adjoints):
     operands = [values[o] if isinstance(o, str) else o for o in step.operands]
     for i, operand in enumerate(step.operands):
         if isinstance(operand, str):
@@ -66,16 +58,18 @@ def backprop_step(step, values, adjoints):
             slope = (tf.ops.value(step.op, *up) - tf.ops.value(step.op, *down)) / 2e-6
             adjoints[operand] += adjoints[step.target] * slope""",
     ("07_your_own_engine", "backward_answer"): """\
-from tenflang_nb.core.plan import Plan
-
-def backward(program, values):
-    gcp = tf.compile(program, full=True).program()
+    from tenflang_nb.core.plan import Plan
+    gcp = tf.compile(program, full=True).program()  # the package's compiler
     names = {v: f"d/{program.loss}/d/{v}" for v in program.decls
              if f"d/{program.loss}/d/{v}" in gcp.decls}
     found = Plan(gcp).example(values, list(names.values()))
     return {v: found[name] for v, name in names.items()}""",
+    ("05_exercises", "ex3_answer"): 'seed.weights["w"] = 0.0\n'
+                                    'answer_3 = float(seed.values(example_3)["w"][1])',
+    ("05_exercises", "ex9_answer"): 'seed.train(example_3, lr=2, max_iter=1, tol=0)\n'
+                                    'answer_9 = float(seed.weights["w"])',
 }
-# A Python answer made partly wrong: a usual mistake (else its number, plus 1)
+# An engine's function (07) made partly wrong: a usual mistake in it
 SPOILED = {
     ("07_your_own_engine", "forward_answer"): ("values = dict(values)", "values = {}"),
     ("07_your_own_engine", "step_answer"): ("adjoints[operand] += ", "adjoints[operand] = "),
@@ -126,6 +120,15 @@ def _sign_flipped(answer: str) -> str:
     return "\n".join(lines)
 
 
+def _spoiled(name: str, grade_id: str, answer: str) -> str:
+    """A Python answer made wrong: its usual mistake (:data:`SPOILED`), else its number + 1."""
+    if (name, grade_id) not in SPOILED:
+        return answer + "\n" + f"{answer.split('=', 1)[0].strip()} += 1"
+    old, new = SPOILED[(name, grade_id)]
+    assert old in answer, (name, grade_id, old)
+    return answer.replace(old, new)
+
+
 def _pasted(answer: str, models: dict[str, str]) -> str:
     """The answer cell with the compiler's backward pass for its model pasted in."""
     import tenflang_nb as tf
@@ -157,18 +160,11 @@ def _submission(student: str, name: str, source: dict[str, Any], release: dict[s
         text = solutions[grade_id]
         checked = text.startswith("%%tenflang_check")
         if student == "partly" and k % 2 == 0:
-            if checked:
-                text = _sign_flipped(text)
-            elif (name, grade_id) in SPOILED:
-                old, new = SPOILED[(name, grade_id)]
-                assert old in text, (name, grade_id, old)
-                text = text.replace(old, new)
-            else:
-                text = text + "\n" + f"{text.split('=', 1)[0].strip()} += 1"
+            text = _sign_flipped(text) if checked else _spoiled(name, grade_id, text)
             spoiled.add(_meta(check)["grade_id"])
         elif student == "cheating":
             if not checked:
-                text = COMPUTED_WITH_THE_MODEL[(name, grade_id)]
+                text = text.split("\n", 1)[0] + "\n" + COMPUTED_WITH_THE_MODEL[(name, grade_id)]
             else:
                 adjoints = [line for line in text.split("\n") if line.startswith("define d/")]
                 trick = TRICKS[tricks % len(TRICKS)]
@@ -249,7 +245,7 @@ def test_there_is_a_graded_notebook() -> None:
 
 
 @pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem)
-def test_every_python_answer_has_its_cheat(path: Path) -> None:
+def test_every_numeric_answer_has_its_cheat(path: Path) -> None:
     for cell in json.loads(path.read_text("utf-8"))["cells"]:
         if _meta(cell).get("solution") and not _source(cell).startswith("%%"):
             assert (path.stem, _meta(cell)["grade_id"]) in COMPUTED_WITH_THE_MODEL
@@ -280,6 +276,17 @@ def test_the_scores(course: dict[str, Any], path: Path) -> None:
             assert score == (0 if grade_id in lost else most), (student, grade_id)
 
 
+def test_an_engines_cheats_are_named(course: dict[str, Any]) -> None:
+    graded = course["root"] / "autograded" / "cheating" / ASSIGNMENT / "07_your_own_engine.ipynb"
+    said = "\n".join(out["evalue"] for cell in json.loads(graded.read_text("utf-8"))["cells"]
+                     if _meta(cell).get("grade") for out in cell.get("outputs", [])
+                     if out["output_type"] == "error")
+    assert "✗ forward: it asked for the package's interpreter, which the check switches off" \
+        in said
+    assert "✗ backward: it asked for the package's compiler" in said
+    assert "relu is at its kink here" in said  # differences of tf.ops.value
+
+
 @pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem)
 def test_a_failed_check_says_why_and_shows_no_traceback(course: dict[str, Any],
                                                         path: Path) -> None:
@@ -307,8 +314,3 @@ def test_a_failed_check_says_why_and_shows_no_traceback(course: dict[str, Any],
         # values() and training withheld: the answer cells failed, their answers stay None
         assert "answer_3 is not answered yet" in cheated
         assert "answer_9 is not answered yet" in cheated
-    if path.stem == "07_your_own_engine":  # the interpreter and the compiler switched off
-        cheated = messages["cheating"]
-        assert "✗ forward: it asked for the package's interpreter" in cheated
-        assert "✗ backward: it asked for the package's compiler" in cheated
-        assert "relu is at its kink here" in cheated  # differences of tf.ops.value
