@@ -22,6 +22,7 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # __init__, all at the package's place.
 FLOW = [
     "errors", "perf", "formatting", "agreement", "ops", "lexical", "textio", "macros", "syntax",
+    "guard",
     "preprocess", "program", "graph", "examples", "backprop", "forward", "hvp", "describe_ops",
     "dimensions", "plan", "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
@@ -29,6 +30,7 @@ FLOW = [
     "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "draws",
     "backprop_check.report", "backprop_check.require", "backprop_check.reference",
     "backprop_check.student", "backprop_check.hints", "backprop_check.blame", "backprop_check",
+    "random_programs", "engine_check",
     "grading", "cost", "landscape.geometry", "landscape.evaluation", "landscape.grid",
     "landscape", "curvature", "api",
 ]

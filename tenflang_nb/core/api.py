@@ -28,22 +28,26 @@ from .datafiles import DataTable
 from .errors import TenFlangError
 from .forward import ForwardProgram
 from .forward import compile_forward as compile_forward_program
+from .graph import Step
+from .graph import steps as program_steps
 from .hvp import HvpProgram
 from .hvp import compile_hvp as compile_hvp_program
 from .lexical import GIVEN_KINDS, direction_name, tangent_name
 from .plan import Plan, interpret, plain
 from .preprocess import preprocess_text
 from .program import Program, ancestors, check, parse
+from .random_programs import RandomProgram, random_programs
 from .settings import TrainSettings
 from .textio import read_text
 from .train import GradientDescent, TrainResult, Weights, gcp_weights, initial_weights
 
 __all__ = [
     "BackpropCheck", "Curvature", "DataTable", "Eigen", "ForwardProgram", "Gcp",
-    "GradientDescent", "HvpProgram", "ModeComparison", "Program", "TenFlangError", "TrainResult",
-    "TrainSettings", "check", "check_backprop", "compare_modes", "compile", "compile_forward",
-    "compile_hvp", "curvature", "evaluate", "first_nonfinite", "gcp_weights", "initial_weights",
-    "interpret", "load_data", "parse", "parse_file", "preprocess", "train", "trainer",
+    "GradientDescent", "HvpProgram", "ModeComparison", "Program", "RandomProgram", "Step",
+    "TenFlangError", "TrainResult", "TrainSettings", "check", "check_backprop", "compare_modes",
+    "compile", "compile_forward", "compile_hvp", "curvature", "evaluate", "first_nonfinite",
+    "gcp_weights", "initial_weights", "interpret", "load_data", "parse", "parse_file",
+    "preprocess", "random_programs", "steps", "train", "trainer",
 ]
 
 
@@ -60,6 +64,21 @@ def preprocess(text: str, file: str = "<program>") -> str:
     declare input x.1
     """
     return preprocess_text(text, file)
+
+
+def steps(program: Program | str) -> list[Step]:
+    """A program's lines (or its text's) as an engine written by hand reads them, in
+    topological order: each :class:`Step` has its ``target``, ``op`` (None for a copy),
+    ``operands`` (names, and floats for constants) and ``line``. Evaluate one with
+    ``tf.ops.value(step.op, ...)``, differentiate it with ``tf.ops.local_partials`` (notebook
+    07).
+
+    >>> [str(s) for s in steps("declare input x\\ndeclare loss L\\ndefine L = mul x x\\n")]
+    ['define L = mul x x']
+    """
+    if isinstance(program, str):
+        program = parse(program)
+    return program_steps(program)
 
 
 def compile(program: Program | str, full: bool = False) -> Gcp:

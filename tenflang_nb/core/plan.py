@@ -28,6 +28,7 @@ import numpy as np
 from . import ops
 from .errors import TenFlangError
 from .formatting import fmt_shape
+from .guard import allow
 from .lexical import GIVEN_KINDS
 from .ops import Const, KernelSpec, Shape
 from .program import Program, ancestors
@@ -64,6 +65,7 @@ class Plan:
         >>> [d.target for d in Plan(p, targets=["y"]).defines]
         ['y']
         """
+        allow("the package's interpreter")  # every program runs through a Plan
         self.program = program
         self.given = program.names(*GIVEN_KINDS)
         self.defines = program.definitions()
