@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from tenflang_nb.core.gradcheck import agree, nonfinite_sides, relative_error
+
 
 def torch_or_none() -> Any:
     """PyTorch, single-threaded, or None when it is not installed (it is optional)."""
@@ -49,6 +51,19 @@ def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
         result = fn()
         best = min(best, time.perf_counter() - t0)
     return best, result
+
+
+def assert_same(got: Any, reference: Any, what: str, rtol: float = 1e-10,
+                atol: float = 1e-12) -> float:
+    """Check two contenders computed the same numbers, by the package's one rule (never
+    where either side is NaN or infinite: the message says which); the largest relative
+    error."""
+    problem = nonfinite_sides({"the contender": got, "the reference": reference})
+    assert problem is None, f"{what}: {problem}"
+    ok = agree(got, reference, rtol, atol)
+    worst = float(np.max(relative_error(got, reference), initial=0.0))
+    assert ok.all(), f"{what}: {int(np.sum(~ok))} values differ (relative error {worst:.1e})"
+    return worst
 
 
 def machine() -> str:

@@ -28,6 +28,25 @@ RTOL = 1e-5
 ATOL = 1e-7
 
 
+def assert_agree(got: Any, expected: Any, rtol: float, atol: float, err_msg: str = "",
+                 names: tuple[str, str] = ("the value", "its reference")) -> None:
+    """``got`` agrees with ``expected`` elementwise by the package's one rule
+    (``gradcheck.agree``): never where either side is NaN or infinite (the message says which
+    side), unlike ``np.testing.assert_allclose``, for which NaN equals NaN."""
+    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    assert got.shape == expected.shape, f"shapes {got.shape} and {expected.shape}\n{err_msg}"
+    problem = gradcheck.nonfinite_sides(dict(zip(names, (got, expected), strict=True)))
+    assert problem is None, f"{problem}: {got} against {expected}\n{err_msg}"
+    ok = gradcheck.agree(got, expected, rtol, atol)
+    if not ok.all():
+        worst = np.unravel_index(int(np.argmax(gradcheck.relative_error(got, expected))),
+                                 got.shape)
+        raise AssertionError(
+            f"{int(np.sum(~ok))} of {ok.size} entries disagree (rtol {rtol}, atol {atol}); at "
+            f"{tuple(map(int, worst))}: {names[0]} {got[worst]!r}, {names[1]} "
+            f"{expected[worst]!r}\n{err_msg}")
+
+
 def as_values(values: Mapping[str, Any]) -> Values:
     """float64 copies of per-example values (scalars become 0-d arrays)."""
     return {k: np.array(v, dtype=np.float64) for k, v in values.items()}
@@ -90,11 +109,12 @@ def assert_forward_mode(program: Program, gcp: Gcp, values: Mapping[str, Any],
     reverse = gcp_gradients(gcp, values, weights)
     for w in weights:
         scale = max(1.0, float(np.max(np.abs(reverse[w]), initial=0.0)))
-        np.testing.assert_allclose(got[w], reverse[w], rtol=1e-9, atol=1e-12 * scale,
-                                   err_msg=f"forward mode, d/{gcp.loss}/d/{w}\n{forward.text}")
-        np.testing.assert_allclose(got[w], fd_gradient(program, values, w), rtol=rtol,
-                                   atol=atol, err_msg=f"forward mode vs differences, "
-                                   f"d/{gcp.loss}/d/{w}\n{forward.text}")
+        assert_agree(got[w], reverse[w], rtol=1e-9, atol=1e-12 * scale,
+                     err_msg=f"forward mode, d/{gcp.loss}/d/{w}\n{forward.text}",
+                     names=("forward mode", "the GCP"))
+        assert_agree(got[w], fd_gradient(program, values, w), rtol=rtol, atol=atol,
+                     err_msg=f"forward mode vs differences, d/{gcp.loss}/d/{w}\n{forward.text}",
+                     names=("forward mode", "the central difference"))
 
 
 def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] | None = None,
@@ -120,9 +140,8 @@ def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] 
     tol = atol * max(1.0, abs(loss_of(program, values))) if scale_atol else atol
     for name in names:
         expected = fd_gradient(program, values, name)
-        assert got[name].shape == expected.shape, (name, got[name].shape, expected.shape)
-        np.testing.assert_allclose(
-            got[name], expected, rtol=rtol, atol=tol,
-            err_msg=f"d/{program.loss}/d/{name} of\n{source}\nGCP:\n{gcp.text}")
+        assert_agree(got[name], expected, rtol=rtol, atol=tol,
+                     err_msg=f"d/{program.loss}/d/{name} of\n{source}\nGCP:\n{gcp.text}",
+                     names=("the GCP", "the central difference"))
     assert_forward_mode(program, gcp, values, names, rtol, tol)
     return got

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import hypothesis_settings
-from helpers_fd import assert_forward_mode, fd_gradient, gcp_gradients, loss_of
+from helpers_fd import assert_agree, assert_forward_mode, fd_gradient, gcp_gradients, loss_of
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -302,8 +302,8 @@ def _check_gradients(case: Case, full: bool) -> None:
     tol = 1e-7 * max(1.0, abs(loss))
     for name in wrt:
         fd = fd_gradient(shape, values, name)
-        np.testing.assert_allclose(got[name], fd, rtol=1e-5, atol=tol,
-                                   err_msg=f"d/L/d/{name}\n{case.source}\n{gcp.text}")
+        assert_agree(got[name], fd, rtol=1e-5, atol=tol,
+                     err_msg=f"d/L/d/{name}\n{case.source}\n{gcp.text}")
         if name in case.weights:
             assert again.kind(f"d/L/d/{name}") == "output"
     if not full:
@@ -345,5 +345,5 @@ def test_random_programs_batched(case: Case) -> None:
     tol = 1e-7 * max(1.0, max(abs(v) for v in case.loss))
     for w in case.weights:
         fd = np.mean([fd_gradient(shape, ex, w) for ex in examples], axis=0)
-        np.testing.assert_allclose(grads[w], fd, rtol=1e-5, atol=tol,
-                                   err_msg=f"{w}\n{case.source}")
+        assert_agree(grads[w], fd, rtol=1e-5, atol=tol,
+                     err_msg=f"{w}\n{case.source}")

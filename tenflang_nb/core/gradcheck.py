@@ -17,13 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import TenFlangError
+from .formatting import fmt_list
 from .lexical import adjoint_name
 from .plan import Plan
 from .program import Program
 
-__all__ = ["GradRow", "agreement", "central_difference", "check_gradients", "fd_gradient"]
+__all__ = ["GradRow", "agree", "agreement", "central_difference", "check_gradients",
+           "fd_gradient", "nonfinite_sides", "relative_error"]
 
 Loss = Callable[[np.ndarray], float]  # the loss with one variable set to the given value
 
@@ -60,16 +63,63 @@ def fd_gradient(loss: Loss, at: np.ndarray, eps: float = 1e-6, relative: bool = 
     return grad
 
 
+def relative_error(analytic: ArrayLike, numeric: ArrayLike) -> np.ndarray:
+    """``|a - b| / (|a| + |b|)`` elementwise (0 where both are 0); ``inf`` where either side
+    is NaN or infinite: no comparison with such a value is close.
+
+    >>> relative_error([1.0, 0.0, np.nan], [3.0, 0.0, np.nan]).tolist()
+    [0.5, 0.0, inf]
+    """
+    a, b = np.asarray(analytic, dtype=float), np.asarray(numeric, dtype=float)
+    with np.errstate(all="ignore"):
+        diff = np.abs(a - b)
+        scale = np.abs(a) + np.abs(b)
+        rel = np.divide(diff, scale, out=np.zeros(np.broadcast(a, b).shape), where=scale > 0)
+    return np.where(np.isfinite(a) & np.isfinite(b), rel, np.inf)
+
+
+def agree(analytic: ArrayLike, numeric: ArrayLike, rtol: float, atol: float) -> np.ndarray:
+    """Elementwise, whether two values agree: both finite, and within ``rtol`` relatively
+    (:func:`relative_error`) or ``atol`` absolutely. The one rule every comparison of a
+    computed value with its reference uses (``gradcheck``, the tests' oracle, benchmarks).
+
+    >>> agree([1.0, 1.0, np.nan, np.inf], [1.00001, 2.0, np.nan, np.inf], 1e-4, 0.0).tolist()
+    [True, False, False, False]
+    """
+    a, b = np.asarray(analytic, dtype=float), np.asarray(numeric, dtype=float)
+    with np.errstate(all="ignore"):
+        close = (relative_error(a, b) <= rtol) | (np.abs(a - b) <= atol)
+    return close & np.isfinite(a) & np.isfinite(b)
+
+
 def agreement(analytic: float, numeric: float, rtol: float, atol: float) -> tuple[float, bool]:
-    """(relative error, whether they agree: within ``rtol`` relatively or ``atol`` absolutely).
+    """(relative error, whether they agree) for two numbers, by :func:`agree`: a NaN or an
+    infinity on either side never agrees (its relative error is ``inf``).
 
     >>> agreement(1.0, 3.0, rtol=1e-4, atol=0.0), agreement(2.0, 2.0, rtol=1e-4, atol=0.0)
     ((0.5, False), (0.0, True))
+    >>> agreement(float("nan"), float("nan"), rtol=1e-4, atol=1e-7)
+    (inf, False)
     """
-    diff = abs(analytic - numeric)
-    scale = abs(analytic) + abs(numeric)
-    rel = diff / scale if scale > 0 else 0.0
-    return rel, bool(rel <= rtol or diff <= atol)
+    return float(relative_error(analytic, numeric)), bool(agree(analytic, numeric, rtol, atol))
+
+
+def nonfinite_sides(values: Mapping[str, ArrayLike]) -> str | None:
+    """Which of the named values hold a NaN or an infinity, as a sentence (None: all finite).
+
+    >>> nonfinite_sides({"the GCP's gradient": 1.0, "the central difference": np.nan})
+    'the central difference is NaN'
+    >>> nonfinite_sides({"got": [np.inf, 1.0], "expected": [np.nan, -np.inf]})
+    'got is infinite and expected is NaN and infinite'
+    """
+    said = []
+    for name, value in values.items():
+        v = np.asarray(value, dtype=float)
+        kinds = [word for word, found in (("NaN", np.isnan(v).any()),
+                                          ("infinite", np.isinf(v).any())) if found]
+        if kinds:
+            said.append(f"{name} is {' and '.join(kinds)}")
+    return fmt_list(said) if said else None
 
 
 @dataclass(frozen=True)
@@ -79,8 +129,9 @@ class GradRow:
     weight: str  # ``w`` or ``W[0, 1]``
     gcp: float
     numeric: float
-    rel_error: float
+    rel_error: float  # inf when either side is NaN or infinite
     ok: bool
+    problem: str = ""  # why it cannot agree: which side is NaN or infinite
 
 
 def check_gradients(program: Program, gcp_program: Program, loss: str,
@@ -117,6 +168,8 @@ def check_gradients(program: Program, gcp_program: Program, loss: str,
                 analytic = float(mean_grad[index])
                 rel, ok = agreement(analytic, numeric, rtol, atol)
                 label = w if not index else f"{w}[{', '.join(map(str, index))}]"
-                rows.append(GradRow(label, analytic, numeric, rel, ok))
+                problem = nonfinite_sides({"the GCP's gradient": analytic,
+                                           "the central difference": numeric})
+                rows.append(GradRow(label, analytic, numeric, rel, ok, problem or ""))
             loss_run.set(w, base)
     return rows, skipped
