@@ -4,12 +4,18 @@ words on the command line. Each test failed before its fix."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
-from conftest import program_text
+from conftest import Runner, program_text
 from helpers_fd import assert_agree
 
-from tenflang_nb.core import gradcheck
+from tenflang_nb.core import api, gradcheck
+from tenflang_nb.core.errors import TenFlangError
+from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.core.textio import read_only, write_atomic
 from tenflang_nb.notebook.model import TenFlangModel
 
 LN = program_text("declare input x", "declare weight w", "declare intvar a", "declare loss L",
@@ -50,3 +56,92 @@ def test_the_tests_oracle_fails_on_nan_against_nan() -> None:
     with pytest.raises(AssertionError, match="1 of 2 entries disagree"):
         assert_agree([1.0, 2.0], [1.0, 2.1], 1e-5, 1e-7)
     assert_agree([1.0, 2.0], [1.0, 2.0 + 1e-9], 1e-5, 1e-7)
+
+
+# ------------------------------------------------------------------ 6. output over an input
+
+def _files(tmp_path: Path) -> dict[str, bytes]:
+    (tmp_path / "shape.tf").write_text(SEED_EXAMPLE)
+    (tmp_path / "gcp.tf").write_text(api.compile(api.parse(SEED_EXAMPLE, "shape.tf")).text)
+    (tmp_path / "data.txt").write_text("{x: 1, y: 0.5}\n{x: 2, y: 0.7}\n")
+    (tmp_path / "w.txt").write_text("{w: 0.5}\n")
+    (tmp_path / "link.tf").symlink_to("shape.tf")
+    os.link(tmp_path / "data.txt", tmp_path / "hard.txt")
+    return {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+
+@pytest.mark.parametrize(("command", "args", "message"), [
+    ("tfcompiler", ("shape.tf", "-o", "shape.tf"),
+     "argument -o/--output: shape.tf is the input SHAPE.tf: write the output to another file"),
+    ("tfcompiler", ("shape.tf", "--forward", "-o", "link.tf"),
+     "link.tf is the input SHAPE.tf (shape.tf, through a link)"),
+    ("tfcompiler", ("link.tf", "--expand", "-o", "./shape.tf"), "is the input SHAPE.tf"),
+    ("tfweightcalc", ("gcp.tf", "data.txt", "-o", "data.txt"), "data.txt is the input DATA"),
+    ("tfweightcalc", ("gcp.tf", "data.txt", "-o", "hard.txt"), "hard.txt is the input DATA"),
+    ("tfweightcalc", ("gcp.tf", "data.txt", "-o", "gcp.tf"), "gcp.tf is the input GCP.tf"),
+    ("tfweightcalc", ("gcp.tf", "data.txt", "--log", "data.txt"),
+     "argument --log: data.txt is the input DATA"),
+    ("tfweightcalc", ("gcp.tf", "data.txt", "--log", "out.csv", "-o", "out.csv"),
+     "argument --log: the log and the output (-o) are the same file"),
+    ("tfevaluate", ("shape.tf", "data.txt", "w.txt", "-o", "w.txt"), "w.txt is the input WEIGHTS"),
+    ("tfevaluate", ("shape.tf", "data.txt", "w.txt", "-o", "hard.txt"),
+     "hard.txt is the input INPUTS (data.txt, through a link)"),
+    ("tfevaluate", ("link.tf", "data.txt", "w.txt", "-o", "shape.tf"),
+     "is the input PROGRAM.tf"),
+])
+def test_an_output_onto_a_file_the_command_reads_is_refused_before_it_runs(
+        cli: Runner, tmp_path: Path, command: str, args: tuple[str, ...], message: str) -> None:
+    # before: tfcompiler shape.tf -o shape.tf replaced the program by its GCP
+    before = _files(tmp_path)
+    result = cli(command, *args, cwd=tmp_path)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing written
+
+
+def test_reading_a_device_while_writing_another_is_no_clash(cli: Runner, tmp_path: Path) -> None:
+    # /dev/stdin and /dev/stdout may be one terminal: only regular files can be "the same"
+    result = cli("tfcompiler", "/dev/stdin", "-o", "/dev/stdout", stdin=SEED_EXAMPLE)
+    assert result.returncode == 0 and result.stdout.startswith("# Gradient"), result.stderr
+
+
+# ------------------------------------------------------------------ 7. output over a read-only file
+
+def test_a_read_only_output_file_is_refused_and_kept(cli: Runner, tmp_path: Path) -> None:
+    # before: the atomic write renamed a new file over it, where the shell's > refuses
+    _files(tmp_path)
+    out = tmp_path / "gcp.tf"
+    out.chmod(0o444)
+    before = out.read_bytes()
+    result = cli("tfcompiler", "shape.tf", "--full", "-o", "gcp.tf", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "cannot write gcp.tf: the file is read-only (make it writable first" in result.stderr
+    assert out.read_bytes() == before and out.stat().st_mode & 0o777 == 0o444
+    with pytest.raises(TenFlangError, match=r"gcp.tf: error: cannot write: the file is read-only"):
+        write_atomic(out, "new\n")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    out.chmod(0o644)  # made writable again: written
+    assert cli("tfcompiler", "shape.tf", "--full", "-o", "gcp.tf", cwd=tmp_path).returncode == 0
+    assert out.read_text() == api.compile(api.parse(SEED_EXAMPLE, "shape.tf"), full=True).text
+    assert out.stat().st_mode & 0o777 == 0o644
+
+
+def test_the_read_only_rule_follows_write_permission_as_the_shell_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The shell's > refuses what the user may not write (os.access); root may write anything,
+    # but a file with no write bit for anyone is refused for root too (see textio.read_only).
+    # The tests run as root: a user without write permission is os.access saying no.
+    path = tmp_path / "w.txt"
+    path.write_text("{w: 1}\n")
+    path.chmod(0o644)
+    assert not read_only(path)
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
+    assert read_only(path)  # someone else's 0644 file, for a user who is not its owner
+    with pytest.raises(TenFlangError, match="read-only"):
+        write_atomic(path, "{w: 2}\n")
+    monkeypatch.undo()
+    for mode in (0o444, 0o400, 0o555):
+        path.chmod(mode)
+        assert read_only(path), oct(mode)
+    path.chmod(0o200)  # write-only: may be written
+    assert not read_only(path)
+    assert not read_only(tmp_path / "new.txt") and not read_only("/dev/null")
