@@ -13,8 +13,10 @@ from conftest import Runner, program_text
 from helpers_fd import assert_agree
 
 from tenflang_nb.core import api, gradcheck
+from tenflang_nb.core.datafiles import parse_data
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.core.settings import SETTINGS
 from tenflang_nb.core.textio import read_only, write_atomic
 from tenflang_nb.notebook.model import TenFlangModel
 
@@ -145,3 +147,30 @@ def test_the_read_only_rule_follows_write_permission_as_the_shell_does(
     path.chmod(0o200)  # write-only: may be written
     assert not read_only(path)
     assert not read_only(tmp_path / "new.txt") and not read_only("/dev/null")
+
+
+# ------------------------------------------------------------------ 14. smaller
+
+def test_an_original_line_with_null_is_reported_as_the_original_format() -> None:
+    # before: "bad column name 'x\tnull'", as if it were a CSV header
+    with pytest.raises(TenFlangError) as info:
+        parse_data("x\tnull\ny\t1\n", "data.txt")
+    d = info.value.first
+    assert (d.message, d.line, d.column) == ("value of 'x' is not a number: 'null'", 1, 2)
+    assert d.hint is not None and "no null: leave the line out" in d.hint
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--lr", "١", "lr must be a number, not '١'"),  # an Arabic-Indic one: float() takes it
+    ("--lr", "1_000", "lr must be a number, not '1_000'"),  # float() takes it too
+    ("--max-iter", "1_0", "max_iter must be an integer, not '1_0'"),
+    ("--seed", "٣", "seed must be an integer, not '٣'"),
+    ("--batch-size", "²", "batch_size must be an integer, not '²'"),
+    ("--momentum", "0x1", "momentum must be a number, not '0x1'"),
+])
+def test_options_take_numbers_as_the_language_writes_them(
+        cli: Runner, tmp_path: Path, option: str, value: str, message: str) -> None:
+    _files(tmp_path)
+    result = cli("tfweightcalc", "gcp.tf", "data.txt", option, value, cwd=tmp_path)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert SETTINGS["lr"].parse(" 2.5e-1") == 0.25 and SETTINGS["seed"].parse("+3") == 3

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import Diagnostic, TenFlangError
+from .lexical import is_int, is_number
 from .optimizers import OPTIMIZERS
 
 __all__ = ["INITS", "SETTINGS", "Setting", "SettingsError", "TrainSettings"]
@@ -63,14 +64,25 @@ class Setting:
         return "--" + self.name.replace("_", "-")
 
     def parse(self, text: str) -> Any:
-        """An option's text as a value of the right type (checked by :meth:`check`)."""
+        """An option's text as a value of the right type (checked by :meth:`check`), read as
+        the language reads numbers: ASCII digits only, no ``_`` (``int()`` and ``float()``
+        take ``١`` and ``1_000``).
+
+        >>> SETTINGS["lr"].parse("2e-3"), SETTINGS["max_iter"].parse("+7")
+        (0.002, 7)
+        >>> SETTINGS["lr"].parse("1_000")
+        Traceback (most recent call last):
+        ...
+        tenflang_nb.core.settings.SettingsError: error: lr must be a number, not '1_000'
+        """
         if self.kind is str:
             return text
-        try:
-            return self.kind(text)
-        except ValueError:
-            what = "an integer" if self.kind is int else "a number"
-            raise SettingsError(f"{self.name} must be {what}, not {text!r}") from None
+        if self.kind is int and is_int(text.strip()):
+            return int(text)
+        if self.kind is float and is_number(text.strip()):
+            return float(text)
+        what = "an integer" if self.kind is int else "a number"
+        raise SettingsError(f"{self.name} must be {what}, not {text!r}")
 
     def check(self, value: Any) -> Any:
         """``value`` as this setting stores it; :class:`SettingsError` saying why not."""

@@ -25,6 +25,7 @@ from IPython.display import display
 from ..core.backprop_check import BackpropCheck
 from ..core.datafiles import parse_data
 from ..core.errors import TenFlangError
+from ..core.lexical import is_int
 from ..core.settings import SETTINGS, TrainSettings
 from .loop import kernel_loop_running
 from .model import CheckReport, TenFlangModel, as_examples
@@ -138,7 +139,7 @@ class TenFlangMagics(Magics):
                 raise UsageError(f"--example: {err.diagnostics[0].message}") from None
         if text in self.shell.user_ns:
             return self.shell.user_ns[text]
-        if text.lstrip("-").isdigit():
+        if is_int(text):  # ASCII digits, as the language reads them (not "١")
             return int(text)
         raise UsageError(f"--example {spec}: give a record such as \"{{x: 1.5, y: 0.2}}\", "
                          "a variable holding one, or an index into the training data")

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import is_nonfinite_word, matches_name
+from ..lexical import is_nonfinite_word, is_null, matches_name
 from .blocks import _Source
 from .checks import _bad_name, _number_problem
 from .table import DataTable
@@ -20,7 +20,9 @@ def _sniff_original(head: str) -> bool:
 
 
 def _looks_numeric(token: str) -> bool:
-    return token[0] in "0123456789+-." or is_nonfinite_word(token)
+    # a number, or a word a reader takes for a value (inf, null): then the reader says what
+    # is wrong with it, where a CSV reader would call the line a bad header
+    return token[0] in "0123456789+-." or is_nonfinite_word(token) or is_null(token)
 
 
 def _parse_original(source: _Source, file: str) -> DataTable:
@@ -48,9 +50,10 @@ def _parse_original(source: _Source, file: str) -> DataTable:
             )
         problem = _number_problem(name, text)
         if problem:
-            raise TenFlangError.at(
-                problem, file=file, line=lineno, column=vcol, length=len(text), source=line
-            )
+            hint = ("this format has no null: leave the line out (an exp_output the file does "
+                    "not give is null)") if is_null(text) else None
+            raise TenFlangError.at(problem, file=file, line=lineno, column=vcol,
+                                   length=len(text), source=line, hint=hint)
         first_line[name] = lineno
         values[name] = float(text)
     names = list(values)
