@@ -14,10 +14,11 @@ from helpers_fd import assert_agree
 
 from tenflang_nb.core import api, gradcheck
 from tenflang_nb.core.datafiles import parse_data
-from tenflang_nb.core.errors import TenFlangError
+from tenflang_nb.core.errors import ComputeError, TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.settings import SETTINGS
 from tenflang_nb.core.textio import read_only, write_atomic
+from tenflang_nb.core.train import CHECK_VALUES_EVERY
 from tenflang_nb.notebook.model import TenFlangModel
 
 LN = program_text("declare input x", "declare weight w", "declare intvar a", "declare loss L",
@@ -174,3 +175,55 @@ def test_options_take_numbers_as_the_language_writes_them(
     result = cli("tfweightcalc", "gcp.tf", "data.txt", option, value, cwd=tmp_path)
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert SETTINGS["lr"].parse(" 2.5e-1") == 0.25 and SETTINGS["seed"].parse("+3") == 3
+
+
+# ------------------------------------------------------------------ 13. non-finite intermediates
+
+SATURATED = program_text("declare input x", "declare weight w", "declare intvar z",
+                         "declare intvar o", "declare loss L", "define z = mul w x",
+                         "define o = logistic z", "define L = mul o o")
+
+
+def test_an_infinite_intermediate_stops_training_naming_its_line() -> None:
+    # before: z = -inf, logistic(z) = 0 and its gradient exactly 0: "converged", w = -1.5e306
+    t = api.trainer(api.compile(api.parse(SATURATED, "s.tf")), {"x": [1000.0]}, lr=6e303)
+    with pytest.raises(ComputeError) as info:
+        t.run()
+    d = info.value.first
+    assert d.message == "first NaN or infinite value at iteration 1 appeared on this line"
+    assert d.source == "define z = mul w x" and not t.converged
+
+
+# a tiny slope in w keeps the gradient off 0 while z stays -inf: the run goes on
+SATURATED_SLOPE = SATURATED.replace("declare loss L", "declare intvar q\ndeclare intvar r\n"
+                                    "declare loss L").replace(
+    "define L = mul o o", "define q = mul o o\ndefine r = mul w 1e-300\ndefine L = add q r")
+
+
+@pytest.mark.parametrize(("max_iter", "found"), [(5, 5), (40, CHECK_VALUES_EVERY), (1000, 32)])
+def test_no_run_ends_or_goes_on_long_through_a_non_finite_value(max_iter: int,
+                                                                found: int) -> None:
+    # checked every CHECK_VALUES_EVERY steps and at the step that ends the run
+    gcp = api.compile(api.parse(SATURATED_SLOPE, "s.tf"))
+    t = api.trainer(gcp, {"x": [1000.0]}, lr=6e303, tol=0.0, max_iter=max_iter)
+    with pytest.raises(ComputeError, match=f"at iteration {found} appeared") as info:
+        t.run()
+    assert info.value.first.source == "define z = mul w x"
+    assert t.history[-1].iteration == found - 1
+
+
+def test_the_cli_and_the_panel_say_so_too(cli: Runner, tmp_path: Path) -> None:
+    (tmp_path / "shape.tf").write_text(SATURATED)
+    (tmp_path / "data.txt").write_text("{x: 1000}\n")
+    assert cli("tfcompiler", "shape.tf", "-o", "gcp.tf", cwd=tmp_path).returncode == 0
+    result = cli("tfweightcalc", "gcp.tf", "data.txt", "--lr", "6e303", "-o", "w.txt",
+                 cwd=tmp_path)
+    assert result.returncode == 1 and "converged" not in result.stderr, result.stderr
+    assert "first NaN or infinite value at iteration 1" in result.stderr
+    assert not (tmp_path / "w.txt").exists()
+    model = TenFlangModel(SATURATED, "sat")
+    panel = model.training_panel({"x": [1000.0]}, live=False, lr=6e303)
+    panel.run_sync()
+    assert panel.status.endswith("stopped by an error") and "define z = mul w x" in (
+        panel.message_html.value)
+    assert model.weights == {"w": 0.0}  # the run's weights are no result

@@ -31,6 +31,11 @@ from .settings import INITS, TrainSettings
 
 Weights = dict[str, "float | np.ndarray"]
 
+# Every value the loss and gradients come from is checked for NaN and infinity at the step
+# that ends training (so no run "converges" through a -inf) and every this many steps
+# between: at every step the check cost 24 % of a step of the digits network, 70 % of XOR's.
+CHECK_VALUES_EVERY = 32
+
 
 @contextmanager
 def single_threaded_blas() -> Iterator[None]:
@@ -294,6 +299,14 @@ class GradientDescent:
                 "needs", gcp_program.file)])
         # the raw buffer: (N,) per example, or (1,) when no example changes the loss
         self._loss_mean = batch_mean(loss_values)
+        # every value the loss and the gradients are computed from: any of them NaN or
+        # infinite stops training (a -inf that a saturated logistic turns into a gradient of
+        # exactly 0 would otherwise read as "converged")
+        self._needed: set[str] = set()
+        for target in (self.loss_name, *self.grad_names.values()):
+            self._needed |= ancestors(gcp_program, target)
+        self._checked = [step.out for step in self._run.steps
+                         if step.define.target in self._needed]
         self.state = self._start(self.initial)
 
     @property
@@ -337,11 +350,16 @@ class GradientDescent:
             self._nonfinite()
         return loss, grads
 
+    def _values_finite(self) -> bool:
+        """Whether every value the loss and gradients came from is finite. A sum is NaN or
+        infinite when a term is (or when finite terms overflow: then the exact test decides);
+        summing reads each buffer once and allocates nothing."""
+        with np.errstate(all="ignore"):
+            return all(np.isfinite(out.sum()) or bool(np.isfinite(out).all())
+                       for out in self._checked)
+
     def _nonfinite(self) -> None:
-        needed: set[str] = set()
-        for target in (self.loss_name, *self.grad_names.values()):
-            needed |= ancestors(self.gcp_program, target)
-        bad = self._run.first_nonfinite(needed)
+        bad = self._run.first_nonfinite(self._needed)
         where = f"at iteration {self.state.iterations}"
         hint = "try a smaller learning rate" if self.state.iterations else (
             "check the training data and the program")
@@ -367,6 +385,9 @@ class GradientDescent:
             raise RuntimeError("training is finished; call reset() to start again")
         loss, grads = self.evaluate()
         norm = _norm(list(grads.values()))
+        ends = norm <= s.tol or state.iterations >= s.max_iter
+        if (ends or state.iterations % CHECK_VALUES_EVERY == 0) and not self._values_finite():
+            self._nonfinite()
         snapshot = {w: (v if isinstance(v, float) else v.copy()) for w, v in state.weights.items()}
         record = Record(state.iterations, loss, norm, snapshot)
         state.history.append(record)
