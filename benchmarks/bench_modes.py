@@ -66,7 +66,8 @@ def main() -> None:
         weights = api.initial_weights({w: shape.shapes[w] for w in shape.names("weight")},
                                       "normal", 0)
         diff = _same_gradient(shape, data, weights, min(args.examples, 8))
-        c = compare_modes(shape, data, weights, examples=args.examples, budget=args.budget)
+        c = compare_modes(shape, data, weights, examples=args.examples, budget=args.budget,
+                          sweeps=None)  # every sweep run, none extrapolated
         f, r = c.forward, c.reverse
         rows.append([name, f"{c.examples}", f"{f.sweeps:,} / {r.sweeps}",
                      f"{f.lines:,} / {r.lines:,}", f"{f.values_kept:,} / {r.values_kept:,}",

@@ -4,21 +4,28 @@ words on the command line. Each test failed before its fix."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Runner, program_text
+from conftest import EXAMPLES, XOR_SHAPE, Runner, hypothesis_settings, program_text
 from helpers_fd import assert_agree
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tenflang_nb.core import api, gradcheck
+from tenflang_nb.core.cost import MEMORY_BUDGET, SWEEPS, compare_modes
 from tenflang_nb.core.datafiles import parse_data
 from tenflang_nb.core.errors import ComputeError, TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.core.forward import sweeps_of
 from tenflang_nb.core.settings import SETTINGS
 from tenflang_nb.core.textio import read_only, write_atomic
 from tenflang_nb.core.train import CHECK_VALUES_EVERY
+from tenflang_nb.notebook import views
 from tenflang_nb.notebook.model import TenFlangModel
 
 LN = program_text("declare input x", "declare weight w", "declare intvar a", "declare loss L",
@@ -227,3 +234,97 @@ def test_the_cli_and_the_panel_say_so_too(cli: Runner, tmp_path: Path) -> None:
     assert panel.status.endswith("stopped by an error") and "define z = mul w x" in (
         panel.message_html.value)
     assert model.weights == {"w": 0.0}  # the run's weights are no result
+
+
+# ------------------------------------------------------------------ 11. what cost() costs
+
+def _dense(n_in: int, n_out: int) -> str:
+    return program_text(f"declare input x [{n_in}]", f"declare exp_output y [{n_out}]",
+                        f"declare weight W [{n_in}, {n_out}]", "declare intvar z",
+                        "declare intvar d", "declare intvar e", "declare loss L",
+                        "define z = matmul x W", "define d = sub z y", "define e = mul d d",
+                        "define L = sum e")
+
+
+MANY_WEIGHTS = program_text(
+    "declare input x [3]", "declare weight A [3, 3]", "declare weight b [3]",
+    "declare weight c", "declare weight unused [2]", "declare weight V [3, 2]",
+    *[f"declare intvar {v}" for v in ("h", "g", "k", "s", "o", "q", "gx", "r", "t")],
+    "declare loss L", "define h = matmul x A", "define g = matmul A A",
+    "define k = add h b", "define s = logistic k", "define o = matmul s V",
+    "define q = sum o", "define gx = matmul g x", "define r = sum gx",
+    "define t = mul c r", "define L = add q t")
+
+
+@pytest.mark.parametrize("source", [_dense(7, 3), MANY_WEIGHTS, XOR_SHAPE,
+                                    (EXAMPLES / "digits" / "shape.tf").read_text()])
+def test_a_sample_of_the_sweeps_counts_what_all_of_them_count(source: str) -> None:
+    program = api.parse(source, "s.tf")
+    every = compare_modes(program, examples=3, budget=0.0, sweeps=None)
+    sample = compare_modes(program, examples=3, budget=0.0, sweeps=4)
+    assert not every.extrapolated and every.timing_note == ""
+    assert sample.extrapolated and 4 <= sample.measured_sweeps < every.forward.sweeps
+    f, g = every.forward, sample.forward
+    assert (g.sweeps, g.lines, g.pass_lines, g.values_kept) == (
+        f.sweeps, f.lines, f.pass_lines, f.values_kept)
+    assert sample.reverse == dataclasses.replace(every.reverse, seconds=sample.reverse.seconds)
+    assert f"{sample.measured_sweeps:,} of its {f.sweeps:,} sweeps were run" in (
+        sample.timing_note)
+
+
+def test_a_sample_is_the_first_sweeps_with_the_same_labels() -> None:
+    program = api.parse(MANY_WEIGHTS.replace("declare weight unused [2]",
+                                             "declare weight A.1 [3]"), "s.tf")
+    weights = program.names("weight")
+    every = sweeps_of(program, weights)
+    first = sweeps_of(program, weights, {"A": 2, "b": 1})
+    # A's labels include A.1.0: the weight A.1's sweeps move aside, in a sample too
+    assert [s.label for s in first if s.weight == "A.1"] == ["A.1_.0", "A.1_.1", "A.1_.2"]
+    assert first == [s for s in every if s.weight not in ("A", "b")
+                     or s.index in ((0, 0), (0, 1), (0,))]
+
+
+@given(st.lists(st.sampled_from(["W", "W.0", "W.1", "W.0.1", "W.01", "W_.0.0", "W_", "b",
+                                 "W.0.0.0", "W.2"]), max_size=4, unique=True),
+       st.lists(st.integers(1, 3), min_size=1, max_size=3))
+@hypothesis_settings(200)
+def test_the_label_rule_finds_every_clash_listing_every_label_would(names: list[str],
+                                                                     shape: list[int]) -> None:
+    # the sample's rule (families of labels) against listing every label, as it was done
+    declared = ["W", *[n for n in names if n != "W"]]
+    text = "".join(f"declare weight {n}" + (f" [{', '.join(map(str, shape))}]" if n == "W"
+                                              else "") + "\n" for n in declared)
+    program = api.parse(text, "w.tf")
+    taken = set(program.decls)
+    suffixes = [".".join(map(str, i)) for i in np.ndindex(tuple(shape))]
+    k = 0
+    while not taken.isdisjoint(f"W{'_' * k}.{s}" for s in suffixes):
+        k += 1
+    assert [s.label for s in sweeps_of(program, ["W"])] == [
+        f"W{'_' * k}.{s}" for s in suffixes]
+
+
+def test_cost_of_a_thousand_by_ten_weight_stays_small() -> None:
+    # before: every sweep's values at once, 17 s and 3.3 GB for one example
+    model = TenFlangModel(_dense(1000, 10), "dense")
+    tracemalloc.start()
+    c = model.cost(examples=1, budget=0.0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < MEMORY_BUDGET + 64 * 2**20, peak
+    assert (c.forward.sweeps, c.measured_sweeps, c.forward.values_kept) == (10_000, SWEEPS,
+                                                                            30_012)
+    assert "256 of its 10,000 sweeps were run" in views.cost_html(c)
+
+
+def test_a_measurement_too_big_for_memory_is_refused_before_it_allocates() -> None:
+    model = TenFlangModel(_dense(1500, 1500), "big")
+    tracemalloc.start()
+    with pytest.raises(TenFlangError) as info:
+        model.cost(examples=100, budget=0.0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    d = info.value.first
+    assert d.message.startswith("measuring forward mode on 100 examples needs up to 5.1 GB")
+    assert d.hint == "measure on fewer examples: cost(examples=9)"  # an option cost() has
+    assert peak < 200 * 2**20, peak

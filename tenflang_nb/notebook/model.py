@@ -461,6 +461,9 @@ class TenFlangModel:
         running both programs, ``budget`` seconds each at least, on the same ``examples``
         examples: from ``data``, else the training data, else random values). Displays as
         a table; the numbers are attributes. Also kept as ``costs`` (the ``cost`` view).
+        With many weight components, forward mode's time comes from a sample of its sweeps
+        (``.timing_note`` says so); a measurement too big for memory is refused, saying how
+        many ``examples`` fit.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> c = TenFlangModel(SEED_EXAMPLE).cost(examples=4, budget=0.0)
@@ -473,7 +476,7 @@ class TenFlangModel:
                                    "cost", file=self.program.file)
         table = self.data if data is None else as_examples(data, self.program)
         comparison = compare_modes(self.program, table, self.weights, examples=examples,
-                                   budget=budget, forward=self.compiled_forward, gcp=gcp)
+                                   budget=budget, gcp=gcp)
         self.costs = Cost.of(comparison)
         return self.costs
 
