@@ -106,7 +106,7 @@ def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog:
     except Exception as exc:  # a bug in tenflang_nb: still no traceback for the user
         if os.environ.get("TENFLANG_DEBUG"):
             traceback.print_exc()
-        print(f"{prog}: internal error: {type(exc).__name__}: {exc}\n"
+        print(printable(f"{prog}: internal error: {type(exc).__name__}: {exc}") + "\n"
               "(set TENFLANG_DEBUG=1 to see the traceback, and please report it)",
               file=sys.stderr)
         return 1
@@ -293,7 +293,7 @@ def _warn_nonfinite(program: api.Program, inputs: DataTable, weights: dict | Non
                 bad = api.first_nonfinite(program, {**record, **(weights or {})}, name)
                 where = bad.src.diag(f"'{bad.target}' is NaN or infinite here",
                                      1, severity="warning").render() if bad else ""
-                print(f"tfevaluate: warning: record {i + 1}: '{name}' is not finite"
+                print(f"tfevaluate: warning: record {i + 1}: '{printable(name)}' is not finite"
                       + (f"\n{where}" if where else ""), file=sys.stderr)
                 return
 

@@ -19,8 +19,8 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # is its submodules ("datafiles.brace", in the order they use each other) then its
 # __init__, all at the package's place.
 FLOW = [
-    "errors", "perf", "formatting", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
-    "program", "graph", "examples", "backprop", "forward", "describe_ops", "plan",
+    "errors", "arguments", "perf", "formatting", "ops", "lexical", "textio", "macros", "syntax",
+    "preprocess", "program", "graph", "examples", "backprop", "forward", "describe_ops", "plan",
     "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",

@@ -154,7 +154,8 @@ def test_not_enough_memory_for_the_examples_is_a_clear_error() -> None:
 @pytest.mark.parametrize("eps", [0, -1e-6, float("nan"), None])
 def test_gradcheck_with_a_bad_step_is_a_clear_error(eps: object) -> None:
     model = TenFlangModel(SEED_EXAMPLE)
-    with pytest.raises(TenFlangError, match=r"eps \(the finite-difference step\) must be"):
+    with pytest.raises(TenFlangError, match=r"eps must be a number > 0 \(the finite-difference "
+                       r"step\), not"):
         model.gradcheck({"x": 1.0, "y": 0.5}, eps=eps)  # type: ignore[arg-type]
 
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .arguments import check_arguments
 from .backprop import Gcp, compile_program
 from .datafiles import DataTable
 from .draws import draw_values
@@ -276,6 +277,7 @@ def compare_modes(program: Program, data: Mapping[str, Any] | DataTable | None =
     caller has them. A measurement that would take more than :data:`MEMORY_BUDGET` is
     refused before it allocates, saying how many examples would fit.
     """
+    examples, budget, sweeps = check_arguments(examples=examples, budget=budget, sweeps=sweeps)
     if not program.names("weight"):
         raise TenFlangError.at(f"{program.file} has no weights: there is no gradient to cost",
                                file=program.file)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .arguments import check_arguments
 from .errors import TenFlangError
 from .formatting import fmt_list
 from .lexical import adjoint_name
@@ -38,19 +39,18 @@ def central_difference(loss: Loss, at: np.ndarray, index: tuple[int, ...], eps: 
     ``relative`` scales the step to ``eps * max(1, |at[index]|)``; the quotient divides by
     the step actually taken, which rounding may make differ from ``2h``.
     """
-    _check_eps(eps)
+    (eps,) = check_arguments(eps=eps)
     at = np.asarray(at, dtype=np.float64)
     h = eps * max(1.0, abs(float(at[index]))) if relative else eps
     up, down = at.copy(), at.copy()
     up[index] += h
     down[index] -= h
-    return (loss(up) - loss(down)) / float(up[index] - down[index])
-
-
-def _check_eps(eps: float) -> None:
-    if not (isinstance(eps, int | float) and np.isfinite(eps) and eps > 0):
-        raise TenFlangError.at(f"eps (the finite-difference step) must be a number > 0, "
-                               f"not {eps!r}")
+    step = float(up[index] - down[index])
+    if not step:  # at 1e30 a step of 1e-6 is no step: the quotient would be 0 / 0
+        raise TenFlangError.at(
+            f"a step of eps = {eps:g} does not change a value of {float(at[index]):g}, so "
+            "it gives no finite difference there", hint="give a larger eps")
+    return (loss(up) - loss(down)) / step
 
 
 def fd_gradient(loss: Loss, at: np.ndarray, eps: float = 1e-6, relative: bool = False
@@ -143,7 +143,8 @@ def check_gradients(program: Program, gcp_program: Program, loss: str,
 
     Returns the rows and how many tensor entries were left unchecked.
     """
-    _check_eps(eps)
+    eps, rtol, atol, max_components = check_arguments(eps=eps, rtol=rtol, atol=atol,
+                                                      max_components=max_components)
     bound = {**data, **weights}
     gradients = Plan(gcp_program).means(bound, n, [adjoint_name(loss, w) for w in weights])
     loss_run = Plan(program).bind(bound, n)
@@ -161,7 +162,8 @@ def check_gradients(program: Program, gcp_program: Program, loss: str,
                 mean = loss_run.mean(loss)
                 return float("nan") if mean is None else float(mean)
 
-            indices = list(itertools.islice(np.ndindex(base.shape), max_components))
+            indices = list(itertools.islice(np.ndindex(base.shape), min(max_components,
+                                                                        base.size)))
             skipped += base.size - len(indices)
             for index in indices:
                 numeric = central_difference(mean_loss, base, index, eps)

@@ -53,6 +53,9 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         raise TenFlangError.at("is a directory, not a file", file=name) from None
     except OSError as exc:
         raise TenFlangError.at(f"cannot read: {exc.strerror}", file=name) from None
+    except ValueError:  # the OS takes no file name with a NUL character in it
+        raise TenFlangError.at("no such file (a file name has no NUL character)",
+                               file=name) from None
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
@@ -77,7 +80,7 @@ def read_only(path: str | os.PathLike[str]) -> bool:
     """
     try:
         mode = os.stat(path).st_mode
-    except OSError:
+    except (OSError, ValueError):  # no such file (ValueError: a NUL in the name)
         return False
     if not stat.S_ISREG(mode):
         return False  # a device or a pipe is opened as it is; open() decides
@@ -110,6 +113,8 @@ def output_problem(path: str, reads: Mapping[str, str | None] | None = None) -> 
     True
     """
     shown = printable(path)
+    if "\0" in path:
+        return f"cannot write {shown}: a file name has no NUL character"
     for role, name in (reads or {}).items():
         if name is not None and same_file(path, name):
             also = "" if os.path.abspath(path) == os.path.abspath(name) else (
@@ -152,6 +157,9 @@ class OutputFile:
 
     def __init__(self, path: str | os.PathLike[str], binary: bool = False) -> None:
         self.name = os.fspath(path)
+        if "\0" in self.name:  # the OS would raise a ValueError
+            raise TenFlangError.at("cannot write: a file name has no NUL character",
+                                   file=self.name)
         # binary: bytes as they are (an .npz); otherwise UTF-8 text with \n line ends
         options: dict[str, Any] = ({"mode": "wb"} if binary else
                                    {"mode": "w", "encoding": "utf-8", "newline": "\n"})

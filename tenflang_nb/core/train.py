@@ -21,13 +21,14 @@ from typing import Generic, TypeVar, overload
 
 import numpy as np
 
+from .arguments import Rule, check_arguments, check_instance, check_values
 from .errors import ComputeError, Diagnostic, TenFlangError
 from .formatting import fmt_shape
 from .lexical import adjoint_name
 from .optimizers import OPTIMIZERS, OptimizerState
 from .plan import Plan, batch_mean, plain
 from .program import Program, ancestors
-from .settings import INITS, TrainSettings
+from .settings import SETTINGS, TrainSettings
 
 Weights = dict[str, "float | np.ndarray"]
 
@@ -181,8 +182,13 @@ def initial_weights(shapes: Mapping[str, tuple[int, ...]], init: str = "auto", s
     >>> initial_weights({"w": (), "W": (2, 3)}, "zeros")["W"].shape
     (2, 3)
     """
-    if init not in INITS:
-        raise TenFlangError([Diagnostic(f"unknown init '{init}' (use {', '.join(INITS)})")])
+    init, seed = SETTINGS["init"].check(init), SETTINGS["seed"].check(seed)
+    (scale,) = check_arguments(scale=scale)
+    check_instance("shapes", shapes, Mapping, "a dict of weight shapes")
+    for name, shape in shapes.items():
+        if not (isinstance(shape, tuple | list) and all(
+                isinstance(d, int | np.integer) and d >= 1 for d in shape)):
+            raise Rule(f"the shape of {name!r}", tuple, "a tuple of integers >= 1").error(shape)
     rng = np.random.default_rng(seed)
     weights: Weights = {}
     for name, shape in shapes.items():
@@ -199,6 +205,22 @@ def initial_weights(shapes: Mapping[str, tuple[int, ...]], init: str = "auto", s
             ) from None
         weights[name] = float(value) if shape == () else value
     return weights
+
+
+def _checked_start(start: Mapping[str, object], shapes: Mapping[str, tuple[int, ...]],
+                   file: str) -> Weights:
+    """Starting weights given by the caller: a finite value of the right shape for every
+    weight, and no other name."""
+    check_instance("start", start, Mapping, "a dict of weights (or None)")
+    for name in start:
+        if name not in shapes:
+            raise TenFlangError.at(f"start: {name!r} is not a weight of the program (the "
+                                   f"weights: {', '.join(shapes)})", file=file)
+    for name, shape in shapes.items():
+        if name not in start:
+            raise TenFlangError.at(f"start gives no value for the weight '{name}'", file=file)
+        check_values(f"start[{name!r}]", start[name], shape)
+    return dict(start)  # type: ignore[arg-type]
 
 
 def _norm(arrays: list[np.ndarray]) -> float:
@@ -284,7 +306,8 @@ class GradientDescent:
         # one batch holding everything is full-batch descent
         self.batch_size = s.batch_size if s.batch_size is not None and s.batch_size < n else None
         shapes = {w: gcp_program.shapes[w] for w in self.grad_names}
-        self.initial = start if start is not None else initial_weights(shapes, s.init, s.seed)
+        self.initial = _checked_start(start, shapes, gcp_program.file) if start is not None \
+            else initial_weights(shapes, s.init, s.seed)
         rows = self.batch_size or n
         first = {k: np.asarray(v)[:rows] for k, v in data.items()}
         self._run = Plan(gcp_program).bind({**first, **self.initial}, rows,

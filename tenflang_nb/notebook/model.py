@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core import api
+from ..core.arguments import ArgumentError, check_arguments, check_instance, check_name
 from ..core.backprop import Gcp
 from ..core.backprop_check import BackpropCheck
 from ..core.bindings import as_examples, check_names, training_columns
@@ -41,7 +42,7 @@ from ..core.landscape import landscape as compute_landscape
 from ..core.lexical import GIVEN_KINDS, adjoint_name
 from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
-from ..core.settings import TrainSettings
+from ..core.settings import SETTINGS_ARGUMENT, TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
 from . import views
 from .views_html import Rendered
@@ -163,6 +164,8 @@ class TenFlangModel:
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
                  **options: Any) -> None:
+        check_name("name", name)
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         self.name = name
         self.source = source
         self.settings = TrainSettings.of(settings, **options)
@@ -256,6 +259,7 @@ class TenFlangModel:
                 ) -> GradientDescent:
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
         with this model's ``settings`` changed by ``settings`` / ``options``."""
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         chosen = TrainSettings.of(settings or self.settings, **options)
         return api.trainer(self.gcp_program, as_examples(data, self.program), chosen)
 
@@ -267,6 +271,7 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE).train({"x": [1.0], "y": [0.7]}, max_iter=3).iterations
         3
         """
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         table = as_examples(data, self.program)
         t = self.trainer(table, settings, **options)
         with np.errstate(all="ignore"):
@@ -285,6 +290,8 @@ class TenFlangModel:
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
         (live) or call ``.run_sync()`` first for one deterministic run.
         """
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
+        check_arguments(live=live, landscape=landscape)
         from .panel import TrainingPanel  # widgets and matplotlib only when training
 
         table = as_examples(data, self.program)
@@ -509,6 +516,13 @@ class TenFlangModel:
         >>> land.plane.labels, land.loss.shape, len(land.paths[0])
         (('w',), (5,), 21)
         """
+        check_arguments(seed=seed, resolution=resolution)
+        if through is not None:
+            check_instance("through", through, Mapping | list | tuple,
+                           "two or three weight settings (a list, or a dict naming them)")
+        if paths is not None:
+            check_instance("paths", paths, Mapping, "a dict of runs ({label: model, "
+                           "TrainResult or list of Records})")
         evaluator = self.loss_evaluator(data)
         layout = evaluator.layout
         if through is not None:
@@ -560,6 +574,7 @@ class TenFlangModel:
         >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
         ('w', 'mean loss lambda')
         """
+        check_arguments(log=log, title=title)
         from .plotting import landscape_figure  # matplotlib only when drawing
 
         land = self.landscape_data(along, through=through, seed=seed, resolution=resolution,
@@ -577,7 +592,14 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE, "net").show("order")
         <TenFlang views of 'net': order>
         """
-        names = views.parse_views(which) if isinstance(which, str | None) else list(which)
+        check_arguments(full=full)
+        if not isinstance(which, str | None):  # a list of names: as one text, checked alike
+            check_instance("which", which, list | tuple, "view names (a str or a list of them)")
+            which = ",".join(check_instance("which", name, str, "view names") for name in which)
+        try:
+            names = views.parse_views(which)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
         return views.program_view(self, names, full=full, example=example)
 
     def dot(self) -> str:

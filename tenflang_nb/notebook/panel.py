@@ -44,7 +44,7 @@ from typing import Any, Literal
 import ipywidgets as widgets
 import numpy as np
 
-from ..core.errors import TenFlangError
+from ..core.errors import TenFlangError, printable
 from ..core.formatting import fmt_number
 from ..core.landscape import (
     Landscape,
@@ -567,7 +567,7 @@ class TrainingPanel:
             self.on_finish(self.trainer)
         except Exception as err:
             logger.debug("on_finish failed", exc_info=err)
-            self._note = f"internal error after training: {type(err).__name__}: {err}"
+            self._note = printable(f"internal error after training: {type(err).__name__}: {err}")
             self._refresh(draw=False)
 
     def _result(self) -> TrainResult:
@@ -588,7 +588,7 @@ class TrainingPanel:
             return ""
         if isinstance(err, TenFlangError):
             return err.render()
-        return f"internal error: {type(err).__name__}: {err}"
+        return printable(f"internal error: {type(err).__name__}: {err}")
 
     def _message_html(self) -> str:
         parts = []
@@ -655,8 +655,8 @@ class TrainingPanel:
             # Like the curve, an illustration: it must not end or wedge the run.
             logger.debug("loss landscape failed", exc_info=err)
             self._landscape_png = b""
-            reason = err.first.message if isinstance(err, TenFlangError) else (
-                f"{type(err).__name__}: {err}")
+            reason = printable(err.first.message if isinstance(err, TenFlangError) else (
+                f"{type(err).__name__}: {err}"))
             self._note = f"could not draw the loss landscape: {reason}"
             self.message_html.value = self._message_html()
         self.landscape_plot.value = self._landscape_png
