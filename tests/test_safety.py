@@ -22,12 +22,13 @@ from tenflang_nb.core.datafiles import parse_data
 from tenflang_nb.core.errors import ComputeError, TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.forward import sweeps_of
-from tenflang_nb.core.settings import SETTINGS
+from tenflang_nb.core.settings import SETTINGS, SettingsError, TrainSettings
 from tenflang_nb.core.textio import read_only, write_atomic
 from tenflang_nb.core.train import CHECK_VALUES_EVERY
 from tenflang_nb.notebook import views
 from tenflang_nb.notebook.model import TenFlangModel
 
+DATA = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
 LN = program_text("declare input x", "declare weight w", "declare intvar a", "declare loss L",
                   "define a = ln w", "define L = mul a x")
 
@@ -328,3 +329,60 @@ def test_a_measurement_too_big_for_memory_is_refused_before_it_allocates() -> No
     assert d.message.startswith("measuring forward mode on 100 examples needs up to 5.1 GB")
     assert d.hint == "measure on fewer examples: cost(examples=9)"  # an option cost() has
     assert peak < 200 * 2**20, peak
+
+
+# ------------------------------------------------------------------ 12. one escaping rule
+
+ESC = "\x1b[2J\u202e"  # clears a terminal; turns the text around
+
+
+def test_the_commands_escape_what_they_echo(cli: Runner, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse's own messages echo an option as typed
+    result = cli("tfcompiler", f"--bogus{ESC}")
+    assert result.returncode == 2 and "\x1b" not in result.stderr
+    assert "--bogus\\x1b[2J\\u202e" in result.stderr
+    _files(tmp_path)
+    result = cli("tfweightcalc", "gcp.tf", "data.txt", "--init", ESC, cwd=tmp_path)
+    assert result.returncode == 2 and "\x1b" not in result.stderr and "\\x1b[2J" in result.stderr
+    # an internal error's text too
+    assert cli_main_with(RuntimeError(f"bad {ESC}"), capsys) == "\\x1b[2J\\u202e"
+
+
+def cli_main_with(error: Exception, capsys: pytest.CaptureFixture[str]) -> str:
+    from tenflang_nb import cli as commands
+
+    def body(argv: list[str] | None) -> int:
+        raise error
+
+    assert commands._main(body, [], "tfcompiler") == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\u202e" not in err
+    return err.split("bad ")[1].split("\n")[0]
+
+
+def test_settings_and_argument_errors_escape_what_they_echo() -> None:
+    with pytest.raises(TenFlangError) as info:
+        TrainSettings(init=ESC)
+    assert "\x1b" not in info.value.render() and "\\x1b[2J" in info.value.render()
+    assert "\x1b" not in SettingsError(f"x {ESC}").render()
+
+
+def test_the_magic_and_the_panel_escape_what_they_echo() -> None:
+    from IPython.core.error import UsageError
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "tenflang_nb")
+        for line in (f"net --train {ESC[:4]}x", f"net --show step --example {ESC[:4]}",
+                     f"net --show {ESC[:4]}"):
+            result = shell.run_cell(f"%%tenflang {line}\n{SEED_EXAMPLE}")
+            assert isinstance(result.error_in_exec, UsageError), line
+            assert "\x1b" not in str(result.error_in_exec), line
+            assert "\\x1b[2" in str(result.error_in_exec), line  # (view names: lower case)
+    finally:
+        InteractiveShell.clear_instance()
+    panel = TenFlangModel(SEED_EXAMPLE, "net").training_panel(DATA, live=False)
+    panel.error = RuntimeError(f"internal {ESC}")
+    assert "\x1b" not in panel._error_text() and "\\x1b[2J" in panel._error_text()
