@@ -72,7 +72,7 @@ def _check_outputs(p: _Parser, args: argparse.Namespace, reads: dict[str, str | 
         if problem:
             p.error(f"argument {option}: {problem}")
     if args.output and outputs["--log"] and (
-            os.path.abspath(args.output) == os.path.abspath(args.log)
+            os.path.realpath(args.output) == os.path.realpath(args.log)
             or same_file(args.output, args.log)):
         p.error("argument --log: the log and the output (-o) are the same file")
 

@@ -78,6 +78,8 @@ def _files(tmp_path: Path) -> dict[str, bytes]:
     (tmp_path / "w.txt").write_text("{w: 0.5}\n")
     (tmp_path / "link.tf").symlink_to("shape.tf")
     os.link(tmp_path / "data.txt", tmp_path / "hard.txt")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "dirlink").symlink_to("sub")
     return {p.name: p.read_bytes() for p in tmp_path.iterdir()}
 
 
@@ -94,6 +96,8 @@ def _files(tmp_path: Path) -> dict[str, bytes]:
      "argument --log: data.txt is the input DATA"),
     ("tfweightcalc", ("gcp.tf", "data.txt", "--log", "out.csv", "-o", "out.csv"),
      "argument --log: the log and the output (-o) are the same file"),
+    ("tfweightcalc", ("gcp.tf", "data.txt", "--log", "dirlink/x.csv", "-o", "sub/x.csv"),
+     "argument --log: the log and the output (-o) are the same file"),  # neither exists yet
     ("tfevaluate", ("shape.tf", "data.txt", "w.txt", "-o", "w.txt"), "w.txt is the input WEIGHTS"),
     ("tfevaluate", ("shape.tf", "data.txt", "w.txt", "-o", "hard.txt"),
      "hard.txt is the input INPUTS (data.txt, through a link)"),
