@@ -110,7 +110,8 @@ def test_an_output_onto_a_file_the_command_reads_is_refused_before_it_runs(
     before = _files(tmp_path)
     result = cli(command, *args, cwd=tmp_path)
     assert result.returncode == 2 and message in result.stderr, result.stderr
-    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before  # nothing written
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    assert after == before  # nothing written
 
 
 def test_reading_a_device_while_writing_another_is_no_clash(cli: Runner, tmp_path: Path) -> None:
