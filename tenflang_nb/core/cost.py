@@ -320,7 +320,7 @@ def _forward_sample(program: Program, values: Mapping[str, Any], n: int, means: 
                     ) -> tuple[ForwardProgram, Program, Run]:
     """The forward-mode program to measure, bound: all of it (``given``, if any, is that)
     when it has at most ``sweeps`` sweeps, else a sample of at most ``sweeps``, fewer if
-    they would not fit in :data:`MEMORY_BUDGET` (each weight keeps two)."""
+    they would not fit in :data:`MEMORY_BUDGET` (each weight keeps three)."""
     forward = given if given is not None and (sweeps is None or len(given.sweeps) <= sweeps) \
         else compile_forward(program, sample=sweeps)
     measured = forward.program()

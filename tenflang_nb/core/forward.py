@@ -173,14 +173,14 @@ def compile_forward(program: Program, *, sample: int | None = None) -> ForwardPr
     """The forward-mode program of a shape program: ``d/L/d/w`` for every weight, one sweep
     per weight component (see the module's docstring). ``sample``: a program for measuring
     (see :class:`ForwardProgram`) that runs about ``sample`` sweeps in all: the first of each
-    weight, as many as its share of all the sweeps (two at least).
+    weight, as many as its share of all the sweeps (three at least).
 
     >>> from tenflang_nb.core.program import parse
-    >>> p = parse("declare input x [3]\\ndeclare weight W [3]\\ndeclare loss L\\n"
+    >>> p = parse("declare input x [5]\\ndeclare weight W [5]\\ndeclare loss L\\n"
     ...           "define L = matmul x W\\n")
     >>> f = compile_forward(p, sample=2)
     >>> [s.label for s in f.sweeps], f.total_sweeps, f.sampled, f.sweep_lines
-    (['W.0', 'W.1'], 3, True, [3, 4])
+    (['W.0', 'W.1', 'W.2'], 5, True, [3, 4, 4])
     """
     if sample is not None and sample < 1:
         raise ValueError(f"sample: at least 1 sweep per weight, not {sample}")
@@ -255,8 +255,9 @@ class _Compiler:
         share = None
         if self.sample is not None and self.sample < every:
             # about ``sample`` in all, each weight's share in proportion to its sweeps, and
-            # two at least (a second sweep shows what each later one adds to d/L/d/W)
-            share = {w: min(n, max(2, round(self.sample * n / every)))
+            # three at least: the first, the last and one between are unlike each other (the
+            # gradient's sum starts, goes on, ends), every later one is like the one between
+            share = {w: min(n, max(3, round(self.sample * n / every)))
                      for w, n in counts.items()}
         sweeps = sweeps_of(program, live, share)
         self.sweep_lines: list[int] = []

@@ -14,15 +14,20 @@ from .table import DataTable
 
 
 def _sniff_original(head: str) -> bool:
+    # two items, no comma, and a tab between them (the 2016 format's separator: no CSV
+    # header holds one) or a value: then the reader says what is wrong with the value, where
+    # a CSV reader would call the line a bad header. ("x y" stays a CSV header gone wrong.)
     stripped = head.strip()
     tokens = stripped.split()
-    return len(tokens) == 2 and "," not in stripped and _looks_numeric(tokens[1])
+    return len(tokens) == 2 and "," not in stripped and (
+        "\t" in stripped or _looks_numeric(tokens[1]))
 
 
 def _looks_numeric(token: str) -> bool:
-    # a number, or a word a reader takes for a value (inf, null): then the reader says what
-    # is wrong with it, where a CSV reader would call the line a bad header
-    return token[0] in "0123456789+-." or is_nonfinite_word(token) or is_null(token)
+    # a number (in any script's digits: the reader rejects those), or a word a reader
+    # takes for a value (inf, null)
+    return (token[0] in "+-." or token[0].isdigit() or is_nonfinite_word(token)
+            or is_null(token))
 
 
 def _parse_original(source: _Source, file: str) -> DataTable:
