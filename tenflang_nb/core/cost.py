@@ -188,10 +188,11 @@ def _examples(program: Program, data: Mapping[str, Any] | DataTable | None, exam
 def _bind(program: Program, values: Mapping[str, Any], n: int, means: list[str]
           ) -> tuple[Run | None, float]:
     """``program`` bound to the examples, and the bytes a pass touches; no run (and an
-    estimate, or inf) when its buffers would be far beyond :data:`MEMORY_BUDGET` (binding
-    them already costs memory) or could not be had."""
+    estimate, or inf) when its buffers would be far beyond :data:`MEMORY_BUDGET` or could
+    not be had. (Binding touches little: the buffers of lines a mean makes unnecessary are
+    never written, 6.6 GB of the digits network's 6.9 on 100 examples, run in 0.3 GB.)"""
     allocated = _allocated_bytes(program, values, n)
-    if allocated > 4 * MEMORY_BUDGET:
+    if allocated > 16 * MEMORY_BUDGET:
         return None, allocated
     try:
         run = Plan(program).bind(values, n, means=means)
