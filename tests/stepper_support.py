@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tenflang_nb.notebook.model import TenFlangModel
-from tenflang_nb.notebook.stepper import StepperRun, explain
+from tenflang_nb.notebook.stepper import StepperRun
 
 REPO = Path(__file__).resolve().parents[1]
 TUTORIAL = "02_backprop_by_hand.ipynb"
@@ -195,4 +195,4 @@ def tutorial_run() -> StepperRun:
                   if "".join(c["source"]).startswith("%%tenflang fan"))
     model = TenFlangModel(source.split("\n", 1)[1], "fan")
     model.weights["w"] = 0.8
-    return explain(model, {"x": 1.5, "y": 0.2})
+    return model.stepper_run({"x": 1.5, "y": 0.2})

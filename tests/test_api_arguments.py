@@ -88,6 +88,18 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "compare_modes(examples, budget)": lambda v: api.compare_modes(PROGRAM, examples=v,
                                                                    budget=0.0),
     "first_nonfinite(inputs)": lambda v: api.first_nonfinite(PROGRAM, v, "o"),
+    "newton(data)": lambda v: TenFlangModel(SEED_EXAMPLE).newton(v, max_iter=2),
+    "newton(start)": lambda v: TenFlangModel(SEED_EXAMPLE).newton(DATA, start=v, max_iter=2),
+    "newton(max_iter)": lambda v: TenFlangModel(SEED_EXAMPLE).newton(DATA, max_iter=v),
+    "newton(tol, cg_tol, cg_iterations)": lambda v: TenFlangModel(SEED_EXAMPLE).newton(
+        DATA, max_iter=2, tol=v, cg_tol=v, cg_iterations=v),
+    "hvp(v)": lambda v: SEED.hvp(v, DATA),
+    "hvp(data)": lambda v: SEED.hvp({"w": 1.0}, v),
+    "top_eigenvalue(iterations, tol, seed)": lambda v: SEED.curvature(DATA).top_eigenvalue(
+        iterations=v, tol=v, seed=v),
+    "compile_hvp(program)": lambda v: api.compile_hvp(v),
+    "check_backprop(text, require, draws, seed)": lambda v: SEED.check_backprop(
+        v, require=v, draws=v, seed=v),
 }
 
 

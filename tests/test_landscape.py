@@ -31,9 +31,14 @@ from tenflang_nb.core.landscape import (
 from tenflang_nb.core.landscape.evaluation import _Folded
 from tenflang_nb.core.settings import TrainSettings
 from tenflang_nb.core.train import History, Record
+from tenflang_nb.notebook.figures import (
+    LandscapeFigure,
+    LiveFigure,
+    LiveLandscape,
+    landscape_figure,
+)
 from tenflang_nb.notebook.model import TenFlangModel
-from tenflang_nb.notebook.panel import LiveLandscape, TrainingPanel
-from tenflang_nb.notebook.plotting import LandscapeFigure, LiveFigure, landscape_figure
+from tenflang_nb.notebook.panel import TrainingPanel
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 LOGISTIC = str(EXAMPLES / "logistic" / "training_data.txt")
@@ -420,33 +425,32 @@ def panel(example: str, data: Any, landscape: bool = True, **settings: Any) -> T
 
 def test_panel_shows_the_landscape_when_ticked() -> None:
     p = panel("linear", LINEAR, landscape=False, lr=0.3, max_iter=12)
-    assert p.landscape_plot.value == b"" and "loss landscape" not in p._static_html()
+    assert p.landscape_plot.value == b"" and "loss landscape" not in p.static_html()
     assert p.landscape_plot.layout.display == "none"
     p.show_landscape.value = True  # the box: draws at once, before any training
     assert p.landscape_plot.value[:4] == b"\x89PNG" and p.landscape_plot.layout.display is None
     p.run_sync()
     assert p.state == "done"
-    land = p._landscape.landscape
+    land = p.live_landscape.landscape
     assert land is not None and len(land.paths[0]) == 13
-    html = p._static_html()
+    html = p.static_html()
     assert "alt='loss landscape" in html and "alt='loss curve" in html
     p.show_landscape.value = False
-    assert "loss landscape" not in p._static_html()
+    assert "loss landscape" not in p.static_html()
 
 
 def test_panel_landscape_grid_once_per_run_path_redrawn() -> None:
     p = panel("xor", XOR, lr=2, max_iter=200)
-    live = p._landscape
+    live = p.live_landscape
     grids = live.grids  # the idle panel drew one, through the initial weights
     assert grids == 1
 
     async def scenario() -> None:
         p.redraw_seconds = 0.0
         p.start()
-        assert p._task is not None
-        await p._task
+        assert p.session.task is not None
+        await p.session.task
 
-    p.live = True
     asyncio.run(scenario())
     assert p.state == "done" and p.redraws >= 3
     # a new grid when the run began and one through the final weights at its end (random
@@ -455,7 +459,7 @@ def test_panel_landscape_grid_once_per_run_path_redrawn() -> None:
     assert np.array_equal(live.landscape.plane.origin,
                           live.evaluator.layout.flat(p.trainer.weights))
     before = live.grids
-    p._draw()  # a redraw of the same finished run: the path only
+    p.redraw()  # a redraw of the same finished run: the path only
     assert live.grids == before
 
 
@@ -479,7 +483,7 @@ def test_live_landscape_recomputes_only_when_the_path_leaves_the_grid() -> None:
 
 def test_panel_landscape_for_zero_weights_falls_back_to_two_components() -> None:
     p = panel("xor", XOR, init="zeros", lr=2, max_iter=5)
-    land = p._landscape.landscape
+    land = p.live_landscape.landscape
     assert land.plane.kind == "components" and land.plane.labels == ("W1[0, 0]", "W1[0, 1]")
     assert "could not draw" not in p.message_html.value
 
@@ -502,11 +506,11 @@ def test_panel_state_machine_unchanged_with_the_landscape_shown() -> None:
     p = TrainingPanel(lambda s: api.trainer(gcp, data, s), TrainSettings(max_iter=40),
                       live=False, landscape=True)
     first = p.run_sync()
-    p._on_train()  # starts over
+    p.session.train()  # starts over
     assert p.state == "done" and p.trainer.result().history == first.history
-    p._on_reset()
+    p.reset()
     assert p.state == "idle" and p.landscape_plot.value[:4] == b"\x89PNG"
-    assert len(p._landscape.landscape.paths[0]) == 1  # only the starting point
+    assert len(p.live_landscape.landscape.paths[0]) == 1  # only the starting point
 
 
 def test_history_records_keep_weights_for_the_path() -> None:

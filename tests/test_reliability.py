@@ -180,7 +180,7 @@ def test_control_characters_are_shown_escaped(cli: Runner, tmp_path: Path, conte
 
 
 def test_control_characters_are_escaped_in_the_notebook_too() -> None:
-    from tenflang_nb.notebook.views_diag import error_view
+    from tenflang_nb.notebook.views.diagnostics import error_view
 
     source = "declare input x\ndefine y = \x1bmul x 2\n"
     with pytest.raises(TenFlangError) as info:

@@ -16,7 +16,8 @@ from helpers_fd import assert_agree
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tenflang_nb.core import api, gradcheck
+from tenflang_nb.core import api
+from tenflang_nb.core.agreement import entrywise_agreement
 from tenflang_nb.core.cost import MEMORY_BUDGET, SWEEPS, compare_modes
 from tenflang_nb.core.datafiles import parse_data
 from tenflang_nb.core.errors import ComputeError, TenFlangError
@@ -25,8 +26,8 @@ from tenflang_nb.core.forward import sweeps_of
 from tenflang_nb.core.settings import SETTINGS, SettingsError, TrainSettings
 from tenflang_nb.core.textio import read_only, write_atomic
 from tenflang_nb.core.train import CHECK_VALUES_EVERY
-from tenflang_nb.notebook import views
 from tenflang_nb.notebook.model import TenFlangModel
+from tenflang_nb.notebook.views.cost import cost_html
 
 DATA = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
 LN = program_text("declare input x", "declare weight w", "declare intvar a", "declare loss L",
@@ -36,8 +37,8 @@ LN = program_text("declare input x", "declare weight w", "declare intvar a", "de
 
 
 @pytest.mark.parametrize(("w", "side"), [
-    (-1.0, "the central difference is NaN"),  # ln of a negative number: both sides NaN
-    (0.0, "the GCP's gradient is infinite and the central difference is NaN"),
+    (-1.0, "the central difference is NaN"),  # ln of a negative number
+    (0.0, "neither the GCP's gradient nor the central difference is finite"),  # inf and NaN
 ])
 def test_gradcheck_fails_on_a_non_finite_side_and_names_it(w: float, side: str) -> None:
     # before: a relative error of 0 came out of a NaN, and the row said "ok"
@@ -52,17 +53,30 @@ def test_gradcheck_fails_on_a_non_finite_side_and_names_it(w: float, side: str) 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_the_one_agreement_rule_fails_on_non_finite_values(bad: float) -> None:
     for a, b in ((bad, bad), (bad, 1.0), (1.0, bad)):
-        rel, ok = gradcheck.agreement(a, b, rtol=1e300, atol=1e300)
-        assert not ok and rel == np.inf
-        assert not gradcheck.agree([a, 1.0], [b, 1.0], 1e-4, 1e-7)[0]
-    assert gradcheck.nonfinite_sides({"GCP": 1.0, "oracle": bad}) == (
+        found = entrywise_agreement(a, b, rtol=1e300, atol=1e300)
+        assert not found.ok and found.error == np.inf
+        each = entrywise_agreement([a, 1.0], [b, 1.0], rtol=1e-4, atol=1e-7).each
+        assert each is not None and each.tolist() == [False, True]
+    assert entrywise_agreement(1.0, bad, rtol=1e-4).reason("GCP", "oracle") == (
         f"oracle is {'NaN' if np.isnan(bad) else 'infinite'}")
-    assert gradcheck.nonfinite_sides({"GCP": 1.0, "oracle": 2.0}) is None
+    assert entrywise_agreement(1.0, 2.0, rtol=1e-4).nonfinite is None
+
+
+def test_gradcheck_judges_by_the_central_difference_with_a_floor() -> None:
+    # the one rule: relative to the reference (the central difference), each entry on its own
+    # scale, a difference of at most atol agreeing where the derivative is about 0
+    assert entrywise_agreement(1.0, 3.0, rtol=1e-4).error == pytest.approx(2 / 3)
+    assert entrywise_agreement([1e-8, 5.0], [0.0, 5.0], rtol=1e-4, atol=1e-7).ok
+    assert not entrywise_agreement([1e-6, 5.0], [0.0, 5.0], rtol=1e-4, atol=1e-7).ok
+    assert entrywise_agreement(2.0, 2.0, rtol=0.0, atol=1.0).ok  # rtol 0: equality
+    assert not entrywise_agreement(2.0, 2.0 + 1e-15, rtol=0.0, atol=1.0).ok
+    with pytest.raises(TenFlangError, match="atol must be a finite number >= 0"):
+        entrywise_agreement(1.0, 1.0, rtol=1e-4, atol=-1.0)
 
 
 def test_the_tests_oracle_fails_on_nan_against_nan() -> None:
     # np.testing.assert_allclose takes NaN == NaN: the helpers use the package's rule
-    with pytest.raises(AssertionError, match="the GCP is NaN and the central difference"):
+    with pytest.raises(AssertionError, match="neither the GCP nor the central difference is"):
         assert_agree([np.nan], [np.nan], 1e-5, 1e-7, names=("the GCP", "the central difference"))
     with pytest.raises(AssertionError, match="1 of 2 entries disagree"):
         assert_agree([1.0, 2.0], [1.0, 2.1], 1e-5, 1e-7)
@@ -336,7 +350,7 @@ def test_cost_of_a_thousand_by_ten_weight_stays_small() -> None:
     assert peak < MEMORY_BUDGET + 64 * 2**20, peak
     assert (c.forward.sweeps, c.measured_sweeps, c.forward.values_kept) == (10_000, SWEEPS,
                                                                             30_012)
-    assert "256 of its 10,000 sweeps were run" in views.cost_html(c)
+    assert "256 of its 10,000 sweeps were run" in cost_html(c)
 
 
 def test_a_measurement_too_big_for_memory_is_refused_before_it_allocates() -> None:
@@ -405,5 +419,6 @@ def test_the_magic_and_the_panel_escape_what_they_echo() -> None:
     finally:
         InteractiveShell.clear_instance()
     panel = TenFlangModel(SEED_EXAMPLE, "net").training_panel(DATA, live=False)
-    panel.error = RuntimeError(f"internal {ESC}")
-    assert "\x1b" not in panel._error_text() and "\\x1b[2J" in panel._error_text()
+    panel.session.error = RuntimeError(f"internal {ESC}")
+    text = panel.session.error_text
+    assert "\x1b" not in text and "\\x1b[2J" in text

@@ -37,7 +37,7 @@ from stepper_support import TUTORIAL, assert_at, back_to_step, expected, step_th
 
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.notebook.model import TenFlangModel
-from tenflang_nb.notebook.stepper import StepperRun, explain
+from tenflang_nb.notebook.stepper import StepperRun
 
 REPO = Path(__file__).resolve().parents[1]
 SCRATCH = "stepper_check.ipynb"
@@ -60,7 +60,7 @@ except ImportError:  # pragma: no cover - CI installs the [browser] extra; the p
 
 def seed_run(example: dict[str, float]) -> StepperRun:
     """What the notebook's stepper shows, computed here (a fresh model: w = 0)."""
-    return explain(TenFlangModel(SEED_EXAMPLE, "net"), example)
+    return TenFlangModel(SEED_EXAMPLE, "net").stepper_run(example)
 
 
 def scratch_notebook(path: Path) -> None:

@@ -17,14 +17,15 @@ the weights table, the status line), the difference is a parameter (``style``, `
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 __all__ = [
-    "NOISE", "NULL", "STYLES", "fmt_assignments", "fmt_list", "fmt_number", "fmt_rel_error",
-    "fmt_seconds", "fmt_shape", "fmt_value",
+    "NOISE", "NULL", "STYLES", "did_you_mean", "fmt_assignments", "fmt_list", "fmt_number",
+    "fmt_rel_error", "fmt_seconds", "fmt_shape", "fmt_value",
 ]
 
 NULL = "null"  # a value never given: the word data files write (lexical reserves it), as shown
@@ -172,6 +173,17 @@ def fmt_seconds(seconds: float) -> str:
         if seconds >= least:
             return f"{fmt_number(seconds / scale, 2, notation='plain')} {unit}"
     raise AssertionError("unreachable")
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """"did you mean ...?" naming the choices closest to a misspelt ``word`` (None: none is
+    close).
+
+    >>> did_you_mean("sead", ["seed", "fan", "sum"]), did_you_mean("q", ["seed"])
+    ("did you mean 'seed'?", None)
+    """
+    close = difflib.get_close_matches(word, list(dict.fromkeys(choices)), n=3, cutoff=0.6)
+    return f"did you mean {fmt_list([repr(c) for c in close], 'or')}?" if close else None
 
 
 def fmt_list(items: Sequence[str], conjunction: str = "and") -> str:

@@ -53,7 +53,7 @@ from .backprop import (
     write_forward_pass,
 )
 from .graph import DataFlowGraph
-from .lexical import MAX_NAME_LENGTH, is_digits
+from .lexical import derived_stem, is_digits
 from .ops import Const, Ref, Shape
 from .perf import gc_paused
 from .program import Program, parse
@@ -133,14 +133,9 @@ def sweeps_of(program: Program, weights: list[str], first: Mapping[str, int] | N
         if not shape:
             sweeps.append(Sweep(w, (), w))
             continue
-        longest = len(".".join(str(d - 1) for d in shape))  # the last index's suffix
-        room = MAX_NAME_LENGTH - 1 - longest
-        k = 0
-        while True:
-            base = w[:max(1, room - k)] + "_" * k
-            if not any(_labels_meet((base, shape), other) for other in taken):
-                break
-            k += 1
+        longest = 1 + len(".".join(str(d - 1) for d in shape))  # the last index's suffix
+        base = derived_stem(w, longest, lambda stem, shape=shape: not any(
+            _labels_meet((stem, shape), other) for other in taken))
         taken.append((base, shape))
         count = min((first or {}).get(w, math.prod(shape)), math.prod(shape))
         sweeps.extend(Sweep(w, i, f"{base}.{'.'.join(map(str, i))}")
@@ -449,11 +444,12 @@ class _Compiler:
 
 
 def line_tangent(e: LineEmitter, d: Define, tangent: Mapping[str, Ref],
-                 partial: Callable[[str], Ref]) -> Ref | Tmp | None:
+                 partial: Callable[[str], Ref | Tmp]) -> Ref | Tmp | None:
     """The tangent of the line ``d`` (``v = op ...``) from its operands' ``tangent``s (None
     when none of them changes): ``d/v/d/a * d/a/d/w`` summed over the operands of an
     elementwise line, with ``partial(a)`` its local partial ``d/v/d/a``; the operator's
-    Jacobian-vector products for any other."""
+    Jacobian-vector products for any other. A local partial that is the constant 0 (``step``'s,
+    ``sign``'s) contributes no term."""
     v = d.target
     total: Ref | Tmp | None = None
     if d.op is None:  # a copy: the same tangent
@@ -464,7 +460,10 @@ def line_tangent(e: LineEmitter, d: Define, tangent: Mapping[str, Ref],
         for m in dict.fromkeys(d.variables()):
             if m in tangent:
                 e.towards(m)
-                term = e("mul", partial(m), tangent[m])
+                local = partial(m)
+                if isinstance(local, Const) and local.value == 0:
+                    continue
+                term = e("mul", local, tangent[m])
                 total = term if total is None else e("add", total, term)
     else:
         assert op.jvp is not None

@@ -3,7 +3,8 @@
 The numeric derivative is a central difference of the *loss*, computed by running the shape
 program itself with one weight component nudged up and down; it shares no derivative rule,
 folding or fan-out bookkeeping with the GCP. :func:`check_gradients` compares the two for
-every weight component; the tests and ``model.gradcheck`` use it.
+every weight component by the package's one tolerance rule (``core.agreement``); the tests
+and ``model.gradcheck`` use it.
 
 >>> fd_gradient(lambda w: float(np.sum(w ** 2)), np.array([1.0, -2.0])).round(6)
 array([ 2., -4.])
@@ -17,17 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
+from .agreement import entrywise_agreement
 from .arguments import check_arguments
 from .errors import TenFlangError
-from .formatting import fmt_list
 from .lexical import adjoint_name
 from .plan import Plan
 from .program import Program
 
-__all__ = ["GradRow", "agree", "agreement", "central_difference", "check_gradients",
-           "fd_gradient", "nonfinite_sides", "relative_error"]
+__all__ = ["GradRow", "central_difference", "check_gradients", "fd_gradient"]
 
 Loss = Callable[[np.ndarray], float]  # the loss with one variable set to the given value
 
@@ -63,65 +62,6 @@ def fd_gradient(loss: Loss, at: np.ndarray, eps: float = 1e-6, relative: bool = 
     return grad
 
 
-def relative_error(analytic: ArrayLike, numeric: ArrayLike) -> np.ndarray:
-    """``|a - b| / (|a| + |b|)`` elementwise (0 where both are 0); ``inf`` where either side
-    is NaN or infinite: no comparison with such a value is close.
-
-    >>> relative_error([1.0, 0.0, np.nan], [3.0, 0.0, np.nan]).tolist()
-    [0.5, 0.0, inf]
-    """
-    a, b = np.asarray(analytic, dtype=float), np.asarray(numeric, dtype=float)
-    with np.errstate(all="ignore"):
-        diff = np.abs(a - b)
-        scale = np.abs(a) + np.abs(b)
-        rel = np.divide(diff, scale, out=np.zeros(np.broadcast(a, b).shape), where=scale > 0)
-    return np.where(np.isfinite(a) & np.isfinite(b), rel, np.inf)
-
-
-def agree(analytic: ArrayLike, numeric: ArrayLike, rtol: float, atol: float) -> np.ndarray:
-    """Elementwise, whether two values agree: both finite, and within ``rtol`` relatively
-    (:func:`relative_error`) or ``atol`` absolutely. The one rule every comparison of a
-    computed value with its reference uses (``gradcheck``, the tests' oracle, benchmarks).
-
-    >>> agree([1.0, 1.0, np.nan, np.inf], [1.00001, 2.0, np.nan, np.inf], 1e-4, 0.0).tolist()
-    [True, False, False, False]
-    """
-    a, b = np.asarray(analytic, dtype=float), np.asarray(numeric, dtype=float)
-    with np.errstate(all="ignore"):
-        close = (relative_error(a, b) <= rtol) | (np.abs(a - b) <= atol)
-    return close & np.isfinite(a) & np.isfinite(b)
-
-
-def agreement(analytic: float, numeric: float, rtol: float, atol: float) -> tuple[float, bool]:
-    """(relative error, whether they agree) for two numbers, by :func:`agree`: a NaN or an
-    infinity on either side never agrees (its relative error is ``inf``).
-
-    >>> agreement(1.0, 3.0, rtol=1e-4, atol=0.0), agreement(2.0, 2.0, rtol=1e-4, atol=0.0)
-    ((0.5, False), (0.0, True))
-    >>> agreement(float("nan"), float("nan"), rtol=1e-4, atol=1e-7)
-    (inf, False)
-    """
-    return float(relative_error(analytic, numeric)), bool(agree(analytic, numeric, rtol, atol))
-
-
-def nonfinite_sides(values: Mapping[str, ArrayLike]) -> str | None:
-    """Which of the named values hold a NaN or an infinity, as a sentence (None: all finite).
-
-    >>> nonfinite_sides({"the GCP's gradient": 1.0, "the central difference": np.nan})
-    'the central difference is NaN'
-    >>> nonfinite_sides({"got": [np.inf, 1.0], "expected": [np.nan, -np.inf]})
-    'got is infinite and expected is NaN and infinite'
-    """
-    said = []
-    for name, value in values.items():
-        v = np.asarray(value, dtype=float)
-        kinds = [word for word, found in (("NaN", np.isnan(v).any()),
-                                          ("infinite", np.isinf(v).any())) if found]
-        if kinds:
-            said.append(f"{name} is {' and '.join(kinds)}")
-    return fmt_list(said) if said else None
-
-
 @dataclass(frozen=True)
 class GradRow:
     """One weight component: the GCP's mean gradient against the central difference."""
@@ -139,7 +79,10 @@ def check_gradients(program: Program, gcp_program: Program, loss: str,
                     eps: float = 1e-6, rtol: float = 1e-4, atol: float = 1e-7,
                     max_components: int = 20) -> tuple[list[GradRow], int]:
     """Compare the GCP's mean gradient over ``n`` examples with central differences of the
-    shape program's mean loss, for at most ``max_components`` entries of each weight.
+    shape program's mean loss, for at most ``max_components`` entries of each weight, by
+    :func:`~tenflang_nb.core.agreement.entrywise_agreement` (the central difference is the
+    reference: within ``rtol`` of it, or ``atol`` where it is about 0; a row's ``rel_error``
+    is at most ``rtol`` exactly when it agrees).
 
     Returns the rows and how many tensor entries were left unchecked.
     """
@@ -168,10 +111,11 @@ def check_gradients(program: Program, gcp_program: Program, loss: str,
             for index in indices:
                 numeric = central_difference(mean_loss, base, index, eps)
                 analytic = float(mean_grad[index])
-                rel, ok = agreement(analytic, numeric, rtol, atol)
+                found = entrywise_agreement(analytic, numeric, rtol=rtol, atol=atol)
                 label = w if not index else f"{w}[{', '.join(map(str, index))}]"
-                problem = nonfinite_sides({"the GCP's gradient": analytic,
-                                           "the central difference": numeric})
-                rows.append(GradRow(label, analytic, numeric, rel, ok, problem or ""))
+                problem = found.reason("the GCP's gradient", "the central difference") \
+                    if found.nonfinite else None
+                rows.append(GradRow(label, analytic, numeric, found.error, found.ok,
+                                    problem or ""))
             loss_run.set(w, base)
     return rows, skipped

@@ -26,7 +26,7 @@ from .errors import ComputeError, Diagnostic, TenFlangError
 from .formatting import fmt_shape
 from .lexical import adjoint_name
 from .optimizers import OPTIMIZERS, OptimizerState
-from .plan import Plan, batch_mean, plain
+from .plan import Plan, Run, batch_mean, plain
 from .program import Program, ancestors
 from .settings import SETTINGS, TrainSettings
 
@@ -170,6 +170,22 @@ def gcp_weights(gcp_program: Program) -> tuple[str, dict[str, str]]:
             f"not a gradient program: no output named d/{loss}/d/<weight>",
             gcp_program.file)])
     return loss, grads
+
+
+def nonfinite_error(run: Run, targets: Sequence[str], what: str, where: str, hint: str
+                    ) -> ComputeError:
+    """The error for a run whose ``targets`` (``what``: "the loss or a gradient") came out NaN
+    or infinite ``where`` ("at iteration 12"): it names the first line on their way that
+    did."""
+    needed: set[str] = set()
+    for target in targets:
+        needed |= ancestors(run.plan.program, target)
+    bad = run.first_nonfinite(needed)
+    if bad is None:
+        return ComputeError([Diagnostic(f"{what} is NaN or infinite {where}",
+                                        run.plan.program.file, hint=hint)])
+    return ComputeError([bad.src.diag(
+        f"first NaN or infinite value {where} appeared on this line", 1, hint=hint)])
 
 
 def initial_weights(shapes: Mapping[str, tuple[int, ...]], init: str = "auto", seed: int = 0,
@@ -325,11 +341,10 @@ class GradientDescent:
         # every value the loss and the gradients are computed from: any of them NaN or
         # infinite stops training (a -inf that a saturated logistic turns into a gradient of
         # exactly 0 would otherwise read as "converged")
-        self._needed: set[str] = set()
+        needed: set[str] = set()
         for target in (self.loss_name, *self.grad_names.values()):
-            self._needed |= ancestors(gcp_program, target)
-        self._checked = [step.out for step in self._run.steps
-                         if step.define.target in self._needed]
+            needed |= ancestors(gcp_program, target)
+        self._checked = [step.out for step in self._run.steps if step.define.target in needed]
         self.state = self._start(self.initial)
 
     @property
@@ -382,15 +397,11 @@ class GradientDescent:
                        for out in self._checked)
 
     def _nonfinite(self) -> None:
-        bad = self._run.first_nonfinite(self._needed)
-        where = f"at iteration {self.state.iterations}"
         hint = "try a smaller learning rate" if self.state.iterations else (
             "check the training data and the program")
-        if bad is None:
-            raise ComputeError([Diagnostic(f"the loss or a gradient is NaN or infinite {where}",
-                                           self.gcp_program.file, hint=hint)])
-        raise ComputeError([bad.src.diag(
-            f"first NaN or infinite value {where} appeared on this line", 1, hint=hint)])
+        raise nonfinite_error(self._run, [self.loss_name, *self.grad_names.values()],
+                              "the loss or a gradient", f"at iteration {self.state.iterations}",
+                              hint)
 
     def _nonfinite_weight(self, w: str) -> None:
         # a finite gradient times a huge learning rate can overflow: reported like a NaN in

@@ -1,11 +1,12 @@
 """What the stepper shows at each line of a GCP run on one example, computed in Python.
 
 The stepper (``model.stepper()``, ``--show step``) executes the GCP one line at a time: the
-forward pass, then the backward pass. :func:`explain` turns ``model.trace(example)`` into
-:class:`Step` records: the node and edges a line belongs to, a caption saying what it computes
-(which operator, which rule), the same with its numbers in, and how the graph's labels change.
-Captions are made here, not in the browser, so they are tested like any other text;
-``views_stepper`` only renders them.
+forward pass, then the backward pass. :func:`stepper_run` turns the run's trace
+(``model.trace(example)``) into a :class:`StepperRun` of :class:`Step` records: the node and
+edges a line belongs to, a caption saying what it computes (which operator, which rule), the
+same with its numbers in, and how the graph's labels change. Captions are made here, not in
+the browser, so they are tested like any other text; the ``step`` view (``views/step.py``)
+only renders them. ``model.stepper_run(example)`` builds one.
 
 Which node does a GCP line belong to? A forward line to the variable it defines; the adjoint
 ``d/L/d/v`` and its temporaries ``d/L/d/v:k`` to ``v``; a local partial ``d/p/d/m`` and its
@@ -15,7 +16,7 @@ line that uses ``m``, ``m``'s whole adjoint already).
 
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE
 >>> from tenflang_nb.notebook.model import TenFlangModel
->>> run = explain(TenFlangModel(SEED_EXAMPLE, "net"), {"x": 1.0, "y": 0.5})
+>>> run = TenFlangModel(SEED_EXAMPLE, "net").stepper_run({"x": 1.0, "y": 0.5})
 >>> step = run.steps[9]
 >>> step.line, step.node, step.edges
 (32, 'z', (('z', 'o'),))
@@ -30,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -40,14 +41,11 @@ from ..core.formatting import fmt_assignments, fmt_list, fmt_value
 from ..core.graph import DataFlowGraph
 from ..core.lexical import GIVEN_KINDS, adjoint_name, split_derivative
 from ..core.ops import Const, Ref
+from ..core.plan import TraceStep
 from ..core.program import Program
 from ..core.syntax import Comment, Define
-from .views_code import MAX_LISTED
 
-if TYPE_CHECKING:
-    from .model import TenFlangModel
-
-__all__ = ["Step", "StepperRun", "explain", "formula"]
+__all__ = ["Step", "StepperRun", "formula", "stepper_run"]
 
 NOT_YET = "?"  # a label whose line has not run yet
 
@@ -69,9 +67,11 @@ class Step:
 
 @dataclass(frozen=True)
 class StepperRun:
-    """A GCP run on one example, explained line by line (see :func:`explain`)."""
+    """A GCP run on one example, explained line by line (see :func:`stepper_run`)."""
 
     name: str  # the model's name
+    program: Program  # the shape program, whose graph the stepper draws
+    graph: DataFlowGraph
     example: str  # the example, short: "{x: 1.5, y: 0.2}"
     weights: str  # the weights, short: "w = 0.8"
     loss: str
@@ -82,11 +82,16 @@ class StepperRun:
     start: dict[str, dict[str, str]]
     widest: dict[str, dict[str, str]]
     skipped: int  # steps beyond the listed lines (a GCP too long to step through whole)
+    withheld: str = ""  # grading mode's message when the backward half is left out
 
     @property
     def intro(self) -> str:
         """What the stepper says before the first line runs."""
         weights = f" and the weights ({self.weights})" if self.weights else ""
+        if self.withheld:
+            return (f"Before the first line: the example {self.example}{weights} are in the "
+                    "graph. Step (or press →) to run the forward pass one line at a time; "
+                    f"the backward pass is left out ({self.withheld}).")
         return (f"Before the first line: the example {self.example}{weights} are in the "
                 "graph. Step (or press →) to run the GCP one line at a time: the forward pass "
                 f"computes every value, then the backward pass computes the adjoints "
@@ -124,7 +129,7 @@ def _ref(a: Ref) -> str:
 # ------------------------------------------------------------------------------ the GCP
 
 
-class _Gcp:
+class _GcpIndex:
     """The GCP's lines indexed: where each name is defined, which backward block each line is
     in, and which block is the loss's own (its local partials)."""
 
@@ -226,7 +231,7 @@ def _forward_caption(d: Define) -> str:
             f"({d.op}: {op.doc})")
 
 
-def _partial_caption(g: _Gcp, number: int, d: Define, p: str, m: str, k: int | None) -> str:
+def _partial_caption(g: _GcpIndex, number: int, d: Define, p: str, m: str, k: int | None) -> str:
     base = adjoint_name(p, m)
     head = f"{d.target} = {g.inline(d.target, base)}"
     shape_def = g.program.defs[p]
@@ -245,13 +250,13 @@ def _partial_caption(g: _Gcp, number: int, d: Define, p: str, m: str, k: int | N
     return f"{head}: {why}"
 
 
-def _used_in_block(g: _Gcp, name: str, number: int) -> bool:
+def _used_in_block(g: _GcpIndex, name: str, number: int) -> bool:
     block = g.block.get(number)
     return any(name in d.variables() for n, d in g.defs.values()
                if n > number and g.block.get(n) == block)
 
 
-def _adjoint_caption(g: _Gcp, d: Define, v: str, k: int | None, users: list[str]) -> str:
+def _adjoint_caption(g: _GcpIndex, d: Define, v: str, k: int | None, users: list[str]) -> str:
     loss = g.loss
     args = [_ref(a) for a in d.args]
     head = f"{d.target} = {formula(d.op, args)}"
@@ -307,27 +312,23 @@ def _numbers(d: Define, env: Mapping[str, Any], value: str) -> str:
 # ------------------------------------------------------------------------------ the run
 
 
-def explain(model: TenFlangModel, example: Any = None) -> StepperRun:
-    """Run ``model``'s GCP on one example (as :meth:`TenFlangModel.trace`) and explain each
-    line: node, edges, caption, numbers, label updates.
-
-    ``example``: an index into the training data (default 0) or the example itself.
+def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
+                trace: Sequence[TraceStep], record: Mapping[str, Any],
+                weights: Mapping[str, Any], listed_lines: int) -> StepperRun:
+    """Explain each line of ``trace``, the GCP ``gcp`` of ``program`` run on the example
+    ``record`` with ``weights`` (as ``model.trace`` runs it): node, edges, caption, numbers,
+    label updates. Only the first ``listed_lines`` lines of the GCP (those the stepper
+    lists) are stepped through. ``name``: the model's, for the title.
     """
-    trace = model.trace(example)
-    gcp = model.compiled
-    assert gcp is not None  # trace() raised otherwise
-    program = model.program
-    g = _Gcp(gcp, program, model.graph)
+    g = _GcpIndex(gcp, program, graph)
     loss = gcp.loss
-
-    record = model.example(example).record(0)
-    given = {n: record.get(n) for n in program.names(*GIVEN_KINDS) if n not in model.weights}
-    env: dict[str, Any] = {**given, **model.weights}
+    given = {n: record.get(n) for n in program.names(*GIVEN_KINDS) if n not in weights}
+    env: dict[str, Any] = {**given, **weights}
     start: dict[str, dict[str, str]] = {
         v: {"value": fmt_value(env[v], "step") if v in env else NOT_YET} for v in program.decls}
     pending: dict[str, list[tuple[str, str]]] = {}
     steps: list[Step] = []
-    listed = [t for t in trace if t.line <= MAX_LISTED]
+    listed = [t for t in trace if t.line <= listed_lines]
     first_backward = True
     for t in listed:
         number = t.line
@@ -360,13 +361,12 @@ def explain(model: TenFlangModel, example: Any = None) -> StepperRun:
         for v, row, text in s.updates:
             if len(text) > len(widest[v].get(row, "")):
                 widest[v][row] = text
-    weights = fmt_assignments(model.weights, "step")
     example_text = "{" + ", ".join(f"{n}: {fmt_value(x, 'step')}" for n, x in given.items()) + "}"
-    return StepperRun(model.name, example_text, weights, loss, gcp, steps, start, widest,
-                      len(trace) - len(listed))
+    return StepperRun(name, program, graph, example_text, fmt_assignments(weights, "step"), loss,
+                      gcp, steps, start, widest, len(trace) - len(listed))
 
 
-def _backward(g: _Gcp, number: int, d: Define
+def _backward(g: _GcpIndex, number: int, d: Define
               ) -> tuple[str | None, tuple[tuple[str, str], ...], str]:
     """The node, the edges and the caption of a backward line."""
     loss = g.loss
@@ -386,7 +386,7 @@ def _backward(g: _Gcp, number: int, d: Define
     return wrt, edges, _adjoint_caption(g, d, wrt, k, users)
 
 
-def _grad_updates(g: _Gcp, number: int, d: Define, value: str,
+def _grad_updates(g: _GcpIndex, number: int, d: Define, value: str,
                   pending: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str]]:
     """How the ``grad`` row of a node changes: a complete adjoint replaces it; the terms of a
     sum arrive one by one (``0.86 + 0.5``) and are replaced by their sum when it is made."""

@@ -1,7 +1,9 @@
-"""The data-flow graph as inline SVG (Graphviz), its legend, and a fallback without ``dot``.
+"""The data-flow graph drawn (the ``graph``, ``values`` and ``step`` views and the model card
+draw it): inline SVG from Graphviz, the same as a PNG, its legend, the topological order as
+a list, and a fallback without ``dot``.
 
 The SVG is interactive (hover) but JupyterLab strips it from an untrusted notebook, so the
-output also holds the same drawing as a PNG, shown only there (``views_html.plain_only``).
+output also holds the same drawing as a PNG, shown only there (``html.plain_only``).
 
 One node per variable, styled by kind and numbered by the core's topological order; edges
 point the way data flows. Vector components ``v.0``, ``v.1``... of an expanded program are
@@ -26,17 +28,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.formatting import fmt_shape
-from ..core.graph import DataFlowGraph
-from ..core.lexical import GIVEN_KINDS
-from ..core.ops import Const
-from ..core.program import Program
-from .views_html import attrs, esc, plain_only, png_img, styled_only
+from ...core.formatting import fmt_shape
+from ...core.graph import DataFlowGraph
+from ...core.lexical import GIVEN_KINDS
+from ...core.ops import Const
+from ...core.program import Program
+from .html import attrs, esc, plain_only, png_img, styled_only
 
 __all__ = [
-    "COLLAPSE_AT", "KIND_STYLES", "MAX_NODES", "GraphLayout", "GraphUnavailable",
-    "graph_html", "layout_graph", "legend_html", "order_html", "render_png", "render_svg",
-    "swatch",
+    "COLLAPSE_AT", "KIND_STYLES", "MAX_NODES", "GraphLayout", "GraphUnavailable", "dot_source",
+    "graph_html", "kinds_drawn", "layout_graph", "legend_html", "order_html", "render_png",
+    "render_svg", "swatch",
 ]
 
 # The PNG stand-in is drawn at 1.5 device pixels per CSS pixel: sharp enough on a HiDPI
@@ -170,15 +172,15 @@ def _hl(text: str) -> str:
 
 
 def _label(number: int | None, name: str, op: str, shape: str | None,
-           values: tuple[str, str | None] | None) -> str:
+           labels: tuple[str, str | None] | None) -> str:
     head = f"{number}. {name}" if number is not None else name
-    if values is None:
+    if labels is None:
         return "\n".join(x for x in (head, op, shape) if x)
     sub = " ".join(x for x in (op, shape) if x)
     return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">'
             f"<TR><TD><B>{_hl(head)}</B></TD></TR>"
             f'<TR><TD><FONT POINT-SIZE="9">{_hl(sub)}</FONT></TD></TR>'
-            f"{_value_rows(*values)}</TABLE>>")
+            f"{_value_rows(*labels)}</TABLE>>")
 
 
 def _groups(program: Program, graph: DataFlowGraph) -> dict[str, list[str]]:
@@ -194,11 +196,12 @@ def _groups(program: Program, graph: DataFlowGraph) -> dict[str, list[str]]:
 
 
 def layout_graph(program: Program, graph: DataFlowGraph, prefix: str, *,
-                 values: Mapping[str, tuple[str, str | None]] | None = None,
+                 labels: Mapping[str, tuple[str, str | None]] | None = None,
                  collapse_at: int = COLLAPSE_AT) -> GraphLayout:
     """Decide what to draw: nodes (clustered/collapsed vectors), constants, edges.
 
-    ``values`` maps a variable to its formatted (value, adjoint) for the "value | grad" view.
+    ``labels`` maps a variable to its value and adjoint as shown (text) for the "value | grad"
+    views.
     """
     order = {name: i for i, name in enumerate(graph.topological_order(), 1)}
     tensors = _uses_tensors(program)
@@ -227,7 +230,7 @@ def layout_graph(program: Program, graph: DataFlowGraph, prefix: str, *,
         key = f"{prefix}_n{len(layout.nodes)}"
         shape = fmt_shape(program.shapes[name]) if tensors else None
         label = _label(order.get(name), name, _op_text(program, name), shape,
-                       values.get(name) if values is not None else None)
+                       labels.get(name) if labels is not None else None)
         tooltip = f"{order.get(name)}. {definition_text(program, name)}"
         group = member_of.get(name)
         layout.nodes.append(DrawnNode(key, [name], program.kind(name), label,
@@ -264,6 +267,11 @@ def _add_edges(program: Program, graph: DataFlowGraph, layout: GraphLayout,
                                               [d.src.line], f"constant {arg.text}"))
                 label = str(i + 1) if len(d.args) == 2 else ""
                 layout.edges.append((key, key_of[d.target], label))
+
+
+def dot_source(program: Program, graph: DataFlowGraph) -> str:
+    """The DOT text Graphviz lays out for the data-flow graph."""
+    return str(layout_graph(program, graph, "tfnb").dot().source)
 
 
 def _pipe(layout: GraphLayout, fmt: str, **graph_attr: str) -> bytes:
@@ -375,7 +383,8 @@ def legend_html(kinds: list[str]) -> str:
             f'margin:4px 0;font-size:12px">{" ".join(items)}</div>')
 
 
-def _kinds_drawn(layout: GraphLayout) -> list[str]:
+def kinds_drawn(layout: GraphLayout) -> list[str]:
+    """The kinds of the nodes drawn, in the legend's order."""
     present = {n.kind for n in layout.nodes}
     return [k for k in KIND_STYLES if k in present]
 
@@ -403,12 +412,12 @@ def _edges_list(graph: DataFlowGraph) -> str:
 
 
 def graph_html(program: Program, graph: DataFlowGraph, prefix: str, *,
-               values: Mapping[str, tuple[str, str | None]] | None = None,
+               labels: Mapping[str, tuple[str, str | None]] | None = None,
                include_order_in_fallback: bool = True, caption: str = "") -> str:
     """The graph, its legend and a caption; without ``dot``, the order and the edges as
     lists with an install hint (never an exception)."""
-    layout = layout_graph(program, graph, prefix, values=values)
-    legend = legend_html(_kinds_drawn(layout))
+    layout = layout_graph(program, graph, prefix, labels=labels)
+    legend = legend_html(kinds_drawn(layout))
     notes = ""
     if layout.collapsed:
         parts = ", ".join(f"{b} ({n} components)" for b, n in layout.collapsed.items())

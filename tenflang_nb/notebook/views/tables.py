@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.formatting import fmt_value
-from .views_html import esc
+from ...core.formatting import fmt_value
+from .html import esc
 
 __all__ = ["MAX_WEIGHT_ROWS", "table_html", "table_text", "weights_html"]
 

@@ -1,6 +1,7 @@
-"""The stepper's HTML: the data-flow graph and the GCP listing under a control bar, driven by
-``static/stepper.js`` from data embedded in the output (no kernel, no network), and a static
-table of every step for wherever scripts do not run.
+"""The ``step`` view, the stepper: the data-flow graph and the GCP listing under a control bar,
+driven by ``static/stepper.js`` from data embedded in the output (no kernel, no network), and
+a static table of every step for wherever scripts do not run. It renders a
+:class:`~tenflang_nb.notebook.stepper.StepperRun` the model made (``model.stepper_run``).
 
 One stepper is one ``.tf-stepper`` element holding:
 
@@ -10,15 +11,15 @@ One stepper is one ``.tf-stepper`` element holding:
 * ``<script type="text/x-tenflang-stepper" class="tf-step-ui">``: the interactive markup
   (graph, listing, controls) as inert text, so that nothing of it shows where scripts do not
   run; the script inserts it and hides the table;
-* ``<script type="application/json" class="tf-step-data">``: the steps (see ``stepper.py``);
+* ``<script type="application/json" class="tf-step-data">``: the steps (see
+  ``notebook/stepper.py``);
 * the script itself, which finds its own ``.tf-stepper`` and touches nothing outside it, so
   two steppers on a page never interfere.
 
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE
 >>> from tenflang_nb.notebook.model import TenFlangModel
->>> from tenflang_nb.notebook.stepper import explain
->>> net = TenFlangModel(SEED_EXAMPLE, "net")
->>> html = stepper_html(net, explain(net, {"x": 1.0, "y": 0.5}), "tfnbdoc")
+>>> run = TenFlangModel(SEED_EXAMPLE, "net").stepper_run({"x": 1.0, "y": 0.5})
+>>> html = stepper_html(run, "tfnbdoc")
 >>> html.count('class="tf-step-row"'), 'id="tfnbdocs"' in html
 (12, True)
 """
@@ -27,25 +28,23 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .stepper import StepperRun
-from .views_code import MAX_LISTED, _pane, _row, highlight_lines
-from .views_graph import (
-    KIND_STYLES,
+from ..stepper import StepperRun
+from .base import Shown, ViewOptions, on_one_example
+from .drawing import (
     MAX_NODES,
     GraphUnavailable,
+    kinds_drawn,
     layout_graph,
     legend_html,
     render_png,
     render_svg,
 )
-from .views_html import attrs, esc, png_img, static_text
+from .html import Rendered, attrs, esc, new_prefix, page, png_img, static_text
+from .listing import MAX_LISTED, highlight_lines, line_row, pane
 
-if TYPE_CHECKING:
-    from .model import TenFlangModel
-
-__all__ = ["MAX_TABLE_ROWS", "stepper_html"]
+__all__ = ["MAX_TABLE_ROWS", "render", "stepper_html", "stepper_view"]
 
 MAX_TABLE_ROWS = 400  # steps in the static table; the interactive stepper has them all
 SPEEDS = (0.5, 1, 2, 4, 8)  # lines per second when playing
@@ -59,21 +58,40 @@ def _json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _graph(model: TenFlangModel, run: StepperRun, sid: str
+def render(model: Shown, o: ViewOptions) -> str:
+    """``o.computed``: the :class:`StepperRun` (or the error) ``model.stepper_run`` made."""
+    if model.loss is None:
+        return ('<div class="tf-note">No stepper: the program declares no loss, so it has no '
+                "GCP to step through.</div>")
+    missing = ('<div class="tf-note">The stepper runs the GCP on one example: train first '
+               "(<code>--train DATA</code>), give one (<code>--example \"{x: 1, y: 0.5}\""
+               "</code>), or call <code>NAME.stepper(example)</code>.</div>")
+    return on_one_example(model, o, missing, lambda run: stepper_html(run, o.prefix))
+
+
+def stepper_view(run: StepperRun, source: str) -> Rendered:
+    """The stepper of ``run`` as one output (``model.stepper()``); ``source``: the model's
+    cell (it makes the output's id)."""
+    prefix = new_prefix(source + run.example + run.weights)
+    return Rendered(page(stepper_html(run, prefix), prefix, interactive=False),
+                    f"<TenFlang stepper of '{run.name}' on {run.example}: "
+                    f"{len(run.steps)} steps>")
+
+
+def _graph(run: StepperRun, sid: str
            ) -> tuple[str, dict[str, str], dict[tuple[str, str], str]]:
     """The graph (SVG, or a table of variables without Graphviz), each variable's element
     id, and each edge's (operand, consumer) -> element id."""
-    values = {v: (rows["value"], rows.get("grad")) for v, rows in run.widest.items()}
-    layout = layout_graph(model.program, model.graph, sid, values=values)
+    labels = {v: (rows["value"], rows.get("grad")) for v, rows in run.widest.items()}
+    layout = layout_graph(run.program, run.graph, sid, labels=labels)
     layout.rankdir = "TB"  # tall and narrow, beside the listing
     key_of = {name: n.key for n in layout.nodes for name in n.names}
     edge_of: dict[tuple[str, str], str] = {}
     for i, (tail, head, _) in enumerate(layout.edges):
         edge_of[(tail, head)] = f"{sid}_e{i}"
-    edges = {(m, p): edge_of[(key_of[m], key_of[p])] for m, p in model.graph.edges()
+    edges = {(m, p): edge_of[(key_of[m], key_of[p])] for m, p in run.graph.edges()
              if (key_of[m], key_of[p]) in edge_of}
-    drawn = {n.kind for n in layout.nodes}
-    legend = legend_html([k for k in KIND_STYLES if k in drawn])
+    legend = legend_html(kinds_drawn(layout))
     try:
         if len(layout.nodes) > MAX_NODES:
             raise GraphUnavailable(f"{len(layout.nodes)} nodes are too many to draw legibly")
@@ -127,12 +145,12 @@ def _listing(run: StepperRun) -> str:
     for number, (line, code) in enumerate(zip(listed, highlight_lines(texts), strict=True), 1):
         tags = attrs(cls="tf-line tf-step-line", data_tf_step_line=number,
                      data_tf_section=line.section)
-        rows.append(_row(tags, number, width, code + '<span class="tf-step-val"></span>'))
+        rows.append(line_row(tags, number, width, code + '<span class="tf-step-val"></span>'))
     more = ""
     if len(run.gcp.lines) > MAX_LISTED:
         more = (f'<div class="tf-note">… {len(run.gcp.lines) - MAX_LISTED} more lines, not '
                 "stepped through.</div>")
-    return _pane(rows, "tf-step-gcp") + more
+    return pane(rows, "tf-step-gcp") + more
 
 
 def _controls(n: int) -> str:
@@ -155,7 +173,7 @@ def _controls(n: int) -> str:
             + '<span class="tf-step-count"></span></div>')
 
 
-def _ui(model: TenFlangModel, run: StepperRun, graph: str) -> str:
+def _ui(run: StepperRun, graph: str) -> str:
     n = len(run.steps)
     caption = ('<div class="tf-step-caption" aria-live="polite">'
                '<div class="tf-step-what"></div><div class="tf-step-numbers"></div></div>')
@@ -200,10 +218,10 @@ def final_labels(run: StepperRun) -> dict[str, tuple[str, str | None]]:
     return {v: (r["value"], r.get("grad")) for v, r in rows.items()}
 
 
-def _picture(model: TenFlangModel, run: StepperRun, sid: str) -> str:
+def _picture(run: StepperRun, sid: str) -> str:
     """The graph after the last step, as a PNG: what the static table shows beside it (a
     sanitized output keeps images, not SVG)."""
-    layout = layout_graph(model.program, model.graph, f"{sid}p", values=final_labels(run))
+    layout = layout_graph(run.program, run.graph, f"{sid}p", labels=final_labels(run))
     layout.rankdir = "TB"
     try:
         if len(layout.nodes) > MAX_NODES:
@@ -219,14 +237,16 @@ def _picture(model: TenFlangModel, run: StepperRun, sid: str) -> str:
 
 def _title(run: StepperRun) -> str:
     weights = f", weights {run.weights}" if run.weights else ""
+    withheld = (f'<div class="tf-note"><b>The forward pass only:</b> {esc(run.withheld)}.</div>'
+                if run.withheld else "")
     return (f"<h4>Stepping through the GCP of <code>{esc(run.name)}</code> on the example "
-            f"<code>{esc(run.example)}</code>{esc(weights)}</h4>")
+            f"<code>{esc(run.example)}</code>{esc(weights)}</h4>{withheld}")
 
 
-def stepper_html(model: TenFlangModel, run: StepperRun, prefix: str) -> str:
-    """The stepper of ``run`` (an HTML part; :func:`views_html.page` wraps it)."""
+def stepper_html(run: StepperRun, prefix: str) -> str:
+    """The stepper of ``run`` (an HTML part; :func:`html.page` wraps it)."""
     sid = f"{prefix}s"
-    graph, keys, edges = _graph(model, run, sid)
+    graph, keys, edges = _graph(run, sid)
     data = {
         "intro": run.intro,
         "start": {keys[v]: rows for v, rows in run.start.items() if v in keys},
@@ -248,8 +268,8 @@ def stepper_html(model: TenFlangModel, run: StepperRun, prefix: str) -> str:
     script = static_text("stepper.js").replace("__TF_STEPPER__", sid)
     return (f'<div class="tf-stepper" id="{sid}">{_title(run)}{skipped}'
             f'<div class="tf-step-static">{note}{_static_table(run)}'
-            f"{_picture(model, run, sid)}</div>"
+            f"{_picture(run, sid)}</div>"
             f'<script type="text/x-tenflang-stepper" class="tf-step-ui">'
-            f"{_ui(model, run, graph)}</script>"
+            f"{_ui(run, graph)}</script>"
             f'<script type="application/json" class="tf-step-data">{_json(data)}</script>'
             f"<script>{script}</script></div>")

@@ -1,14 +1,15 @@
-"""The training panel's figures, rendered off-screen: the loss curve, and the loss landscape
-with the path of descent (also what ``model.landscape()`` returns).
+"""The loss landscape drawn: the loss over a line or a plane of weight settings with the path
+of descent on it (what ``model.landscape()`` returns, and what the training panel's
+landscape draws on, see ``live``).
 
-The figure is a bare :class:`matplotlib.figure.Figure` on an Agg canvas: it never goes through
-``pyplot``, so rendering opens no window, does not touch the user's current figure or backend,
-and leaves nothing registered to close (the figure is garbage once the bytes are out).
+>>> import numpy as np
+>>> from tenflang_nb.core.landscape import Plane
+>>> describe_plane(Plane(np.zeros(1), np.eye(1), ("w",), "weights"))
+'the loss against its weight w'
 """
 
 from __future__ import annotations
 
-import io
 import textwrap
 from collections.abc import Sequence
 from typing import Any
@@ -19,117 +20,13 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
-from matplotlib.ticker import LogFormatterSciNotation, LogLocator, MaxNLocator
-from PIL import Image
+from matplotlib.ticker import LogLocator
 
-from ..core.formatting import fmt_list, fmt_number
-from ..core.landscape import DescentPath, Landscape, Plane
-from ..core.train import Record
+from ...core.formatting import fmt_list, fmt_number
+from ...core.landscape import DescentPath, Landscape, Plane
+from .canvas import CEILING, png_bytes
 
-# Drawing every point of a million-step history would make each live redraw slower than the
-# training chunk it interrupts; a few thousand points look the same at panel size.
-MAX_POINTS = 2000
-
-
-def _thin(n: int, limit: int = MAX_POINTS) -> np.ndarray:
-    """Indices of at most ``limit`` evenly spread records, always keeping the first and last."""
-    if n <= limit:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
-
-
-# A diverging run's loss climbs to ~1e308 before it overflows. Long before that matplotlib's
-# log axis breaks (autoscaling falls back to 1..10; with hundreds of decades the locator puts
-# a tick past the float range and the formatter crashes), so the curve is drawn clipped to
-# [1/CEILING, CEILING], which still reads as "it blew up" (or "it reached 0").
-CEILING = 1e100
-
-
-class _PlainLogFormatter(LogFormatterSciNotation):
-    """Matplotlib's choice of which log ticks to label, written as plain numbers ("0.6")."""
-
-    def __call__(self, x: float, pos: int | None = None) -> str:
-        return fmt_number(x, 3) if super().__call__(x, pos) else ""
-
-
-def _log_limits(y: np.ndarray) -> tuple[float, float]:
-    """Log-axis limits with a 5% margin (in decades)."""
-    lo, hi = np.log10(y.min()), np.log10(y.max())
-    pad = 0.05 * (hi - lo) if hi > lo else 0.5
-    return 10.0 ** (lo - pad), 10.0 ** (hi + pad)
-
-
-def loss_curve_png(history: Sequence[Record], *, log_scale: bool = True, width: float = 5.0,
-                   height: float = 3.0, dpi: int = 100) -> bytes:
-    """The mean loss per iteration as a PNG image (an empty, labelled frame before training).
-
-    A log scale is used only when every loss is positive (a loss may be any real number); the
-    axis label says when it fell back to linear.
-
-    >>> from tenflang_nb.core.train import Record
-    >>> png = loss_curve_png([Record(0, 1.0, 2.0), Record(1, 0.5, 1.0)])
-    >>> png[:4]
-    b'\\x89PNG'
-    """
-    # Axis arithmetic on huge losses may overflow; numpy would print a RuntimeWarning into
-    # the notebook for what is only a drawing detail.
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _render(history, log_scale, width, height, dpi)
-
-
-def _render(history: Sequence[Record], log_scale: bool, width: float, height: float,
-            dpi: int) -> bytes:
-    fig = Figure(figsize=(width, height), dpi=dpi)
-    FigureCanvasAgg(fig)
-    # Fixed margins instead of a tight layout: the layout pass draws everything twice, which
-    # doubles the cost of each live redraw.
-    fig.subplots_adjust(left=0.16, right=0.92, bottom=0.16, top=0.95)
-    ax = fig.add_subplot()
-    ax.set_xlabel("iteration")
-    ylabel = "mean loss"
-    if history:
-        keep = _thin(len(history))
-        x = np.array([history[i].iteration for i in keep])
-        y = np.array([history[i].loss for i in keep])
-        floor = -CEILING
-        if log_scale and np.all(y > 0):
-            floor = 1 / CEILING
-            ax.set_yscale("log")
-        elif log_scale:
-            ylabel += " (linear: loss ≤ 0)"
-        if np.any((y > CEILING) | (y < floor)):
-            y = np.clip(y, floor, CEILING)
-            ylabel += " (clipped)"
-        if ax.get_yscale() == "log":
-            lo, hi = _log_limits(y)
-            ax.set_ylim(lo, hi)
-            if hi / lo < 100:
-                # within two decades matplotlib labels minor ticks as "6 x 10^-1", wide enough
-                # to run into the axis label; plain numbers ("0.6") read better
-                ax.yaxis.set_major_formatter(_PlainLogFormatter())
-                ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False))
-        ax.plot(x, y, color="C0", linewidth=1.5)
-        ax.plot(x[-1:], y[-1:], "o", color="C0", markersize=4)
-        ax.set_xlim(0, max(1, int(x[-1])) * 1.03)  # room for the end marker
-    else:
-        ax.set_xlim(0, 1)
-        ax.set_yticks([])
-        ax.text(0.5, 0.5, "not trained yet", ha="center", va="center", transform=ax.transAxes,
-                color="0.5")
-    ax.set_ylabel(ylabel)
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
-    ax.grid(True, which="major", alpha=0.3)
-    return _png(fig)
-
-
-# ------------------------------------------------------------------------------ the landscape
-
-
-def _png(fig: Figure) -> bytes:
-    # No "Software" stamp: the bytes then depend only on the drawing, not on the install.
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
+__all__ = ["LandscapeFigure", "describe_plane", "landscape_figure"]
 
 
 class LandscapeFigure(Figure):
@@ -146,7 +43,7 @@ class LandscapeFigure(Figure):
     note: Text  # how far off the slice the paths run
 
     def _repr_png_(self) -> bytes:
-        return _png(self)
+        return png_bytes(self)
 
     def set_paths(self, paths: Sequence[DescentPath]) -> None:
         """Move the path artists to ``paths`` (as many as the figure was made with)."""
@@ -321,50 +218,3 @@ def _path_points(path: DescentPath, dims: int) -> tuple[np.ndarray, np.ndarray]:
         x, y = path.coords[:, 0], path.coords[:, 1]
     ok = np.isfinite(x) & np.isfinite(y)
     return x[ok], y[ok]
-
-
-def landscape_png(land: Landscape, **options: Any) -> bytes:
-    """The landscape as PNG bytes (the training panel's image)."""
-    return _png(landscape_figure(land, **options))
-
-
-class LiveFigure:
-    """A landscape drawn once, its paths redrawn over it: each live redraw of the training
-    panel costs the path, not the contours and axes (which are kept as pixels).
-
-    >>> import numpy as np
-    >>> from tenflang_nb.core.landscape import DescentPath, Landscape, Plane
-    >>> plane = Plane(np.zeros(1), np.eye(1), ("w",), "weights")
-    >>> path = DescentPath("run", np.arange(1), np.zeros((1, 1)), np.ones(1), np.zeros(1))
-    >>> live = LiveFigure(Landscape(plane, (np.linspace(-1, 1, 3),), np.ones(3), (path,)))
-    >>> live.png([path])[:4]
-    b'\\x89PNG'
-    """
-
-    def __init__(self, land: Landscape, **options: Any) -> None:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            self.figure = landscape_figure(land, **options)
-        self._background: Any = None
-
-    def _animated(self) -> list[Any]:
-        return [a for artists in self.figure.path_artists for a in artists] + [
-            self.figure.note]
-
-    def png(self, paths: Sequence[DescentPath]) -> bytes:
-        """The figure with ``paths`` drawn on it, as PNG bytes."""
-        fig = self.figure
-        canvas = fig.canvas
-        assert isinstance(canvas, FigureCanvasAgg)
-        if self._background is None:
-            for artist in self._animated():
-                artist.set_animated(True)  # left out of canvas.draw(): drawn on top below
-            canvas.draw()
-            self._background = canvas.copy_from_bbox(fig.bbox)
-        with np.errstate(over="ignore", invalid="ignore"):
-            fig.set_paths(paths)
-            canvas.restore_region(self._background)
-            for artist in self._animated():
-                fig.draw_artist(artist)
-        buffer = io.BytesIO()
-        Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png")
-        return buffer.getvalue()

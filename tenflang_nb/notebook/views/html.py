@@ -27,8 +27,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["Rendered", "attrs", "esc", "new_prefix", "page", "plain_only", "png_img",
-           "static_text", "styled_only"]
+__all__ = ["CARD_STYLE", "Rendered", "attrs", "esc", "new_prefix", "page", "plain_only",
+           "png_img", "static_text", "styled_only"]
 
 _counter = itertools.count(1)
 # a view's colours, set on its root element (also by tenflang.css, for the trusted output)
@@ -105,8 +105,9 @@ def png_img(png: bytes, alt: str, width: int | None = None, cls: str = "") -> st
 
 @cache
 def static_text(name: str) -> str:
-    """A file of ``notebook/static/`` (the CSS and the scripts every output embeds)."""
-    return resources.files("tenflang_nb.notebook").joinpath("static", name).read_text("utf-8")
+    """A file of ``views/static/`` (the CSS and the scripts every output embeds)."""
+    return resources.files("tenflang_nb.notebook.views").joinpath("static", name).read_text(
+        "utf-8")
 
 
 def page(body: str, prefix: str, *, interactive: bool = True) -> str:
