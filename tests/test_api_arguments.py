@@ -50,6 +50,8 @@ CALLS: dict[str, Callable[[Any], Any]] = {
                                         or v < 0.01 else 0.0),
     "cost(data)": lambda v: SEED.cost(v, examples=2, budget=0.0),
     "stepper(example)": lambda v: SEED.stepper(v),
+    "stepper(predict)": lambda v: SEED.stepper(predict=v),
+    "show(predict)": lambda v: SEED.show("step", example=0, predict=v),
     "values(example)": lambda v: XOR.values(v),
     "trace(example)": lambda v: SEED.trace(v),
     "show(which)": lambda v: SEED.show(v),

@@ -23,7 +23,7 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 FLOW = [
     "errors", "arguments", "perf", "formatting", "agreement", "ops", "lexical", "textio",
     "macros", "syntax", "preprocess", "program", "graph", "examples", "backprop", "forward",
-    "hvp", "describe_ops", "plan", "optimizers", "settings",
+    "hvp", "describe_ops", "dimensions", "plan", "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "draws",

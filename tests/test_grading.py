@@ -240,9 +240,37 @@ def test_the_stepper_shows_the_forward_half(ip: Any) -> None:
     assert "grading mode withholds the backward pass of 'quad'" in run_.intro
     page = ip.user_ns["quad"].stepper({"x": 1.0, "y": 0.5}).html
     assert "The forward pass only:" in page and "define d/L/d/" not in page
+    # the final graph's caption promises no adjoints
+    assert "After the last step, every value:" in page and "every value and adjoint" not in page
     run(ip, "tf.grading.teacher_copy()")
     full = ip.user_ns["quad"].stepper_run({"x": 1.0, "y": 0.5})
     assert {s.phase for s in full.steps} == {"forward", "backward"} and not full.withheld
+
+
+def test_predict_mode_asks_nothing_of_a_graded_model(ip: Any) -> None:
+    """Predict mode's questions and hints are the backward half's: for a graded model none is
+    computed or embedded (they would give the adjoints away), and the stepper says why."""
+    start(ip)
+    quad = ip.user_ns["quad"]
+    asked = quad.stepper_run({"x": 1.0, "y": 0.5}, predict=True)
+    assert asked.predicting and asked.withheld and asked.questions == ()
+    example = '--example "{x: 1, y: 0.5}"'
+    pages = [quad.stepper({"x": 1.0, "y": 0.5}, predict=True).html,
+             html(run(ip, f"%%tenflang quad --show step --predict {example}\n" + QUAD)[1])]
+    for page in pages:
+        assert "nothing to predict here" in page and "grading mode leaves" in page
+        assert '"predict":' not in page and "Predict d/L/d/" not in page
+        assert "define d/L/d/" not in page  # no line of the backward pass
+        assert "your value is" not in page and "local partial" not in page  # no hint
+    # a model no exercise grades is asked about as ever, grading mode or not
+    run(ip, "%%tenflang mine --show none\n" + QUAD.replace("mul w w", "mul w x"))
+    mine = ip.user_ns["mine"].stepper_run({"x": 1.0, "y": 0.5}, predict=True)
+    assert [q.adjoint for q in mine.questions][:2] == ["d/L/d/e", "d/L/d/p"]
+    assert any(m.hint for q in mine.questions for m in q.mistakes)
+    run(ip, "tf.grading.teacher_copy()")
+    full = quad.stepper_run({"x": 1.0, "y": 0.5}, predict=True)
+    assert len(full.questions) == 4 and not full.withheld
+    assert '"predict":' in quad.stepper({"x": 1.0, "y": 0.5}, predict=True).html
 
 
 def test_training_is_withheld_where_an_exercise_asks_a_trained_number(ip: Any) -> None:

@@ -422,3 +422,15 @@ def test_the_magic_and_the_panel_escape_what_they_echo() -> None:
     panel.session.error = RuntimeError(f"internal {ESC}")
     text = panel.session.error_text
     assert "\x1b" not in text and "\\x1b[2J" in text
+
+
+def test_the_panels_note_on_a_failing_plot_is_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object, **_kwargs: object) -> bytes:
+        raise OverflowError(f"cannot draw {ESC}")
+
+    monkeypatch.setattr("tenflang_nb.notebook.panel.widget.loss_curve_png", broken)
+    panel = TenFlangModel(SEED_EXAMPLE, "net").training_panel(DATA, live=False, max_iter=3)
+    panel.run_sync()
+    note = panel.session.note
+    assert "could not draw the loss curve" in note
+    assert "\x1b" not in note and "\\x1b[2J" in note

@@ -27,7 +27,7 @@ from itertools import pairwise
 import pytest
 from browser_support import CHROMIUM_FLAGS, css_rgb, require_chromium, save_screenshot
 from docs_support import TOUR, SiteBuild, site_tools
-from stepper_support import back_to_step, shown, step_through, tutorial_run
+from stepper_support import back_to_step, predict_through, shown, step_through, tutorial_run
 
 pytestmark = pytest.mark.browser
 
@@ -247,8 +247,9 @@ def test_hover_brings_the_backward_block_into_view(built: SiteBuild, browser: Br
 
 
 def test_stepper_on_the_website(built: SiteBuild, browser: BrowserContext) -> None:
-    """Notebook 02's stepper, from its stored output: the fan program's forward and backward
-    pass, buttons, keys, slider, play/pause; a's two contributions arrive and add up."""
+    """Notebook 02's steppers, from their stored output: the fan program's forward and
+    backward pass, buttons, keys, slider, play/pause; a's two contributions arrive and add
+    up; then the same in predict mode, questions answered on the page."""
     run = tutorial_run()
     view = open_site_page(browser, built, BACKPROP)
     page = view.page
@@ -266,13 +267,22 @@ def test_stepper_on_the_website(built: SiteBuild, browser: BrowserContext) -> No
     assert shown(stepper)["labels"]["a"][1] == "grad 1.354"
     view.assert_clean()
 
+    # the same program in predict mode, answered from the page: a hint, a right value, a
+    # value revealed, the score (the questions and hints are in the stored output)
+    predicting = page.locator(".tf-stepper").nth(1)
+    expect(predicting.locator(".tf-step-score")).to_have_text("6 to predict")
+    _scroll_to(predicting)
+    shots = predict_through(page, predicting, tutorial_run(predict=True), "site_predict")
+    view.assert_clean()
+
     dark = open_site_page(browser, built, BACKPROP, dark=True)
     dark_stepper = dark.page.locator(".tf-stepper").first
     back_to_step(dark_stepper, run, names.index("d/L/d/a") + 1)
     _scroll_to(dark_stepper)
     shot_dark = save_screenshot(dark.page, "site_stepper_dark")
     dark.assert_clean()
-    print(f"\nscreenshots: {shot_light}\n             {shot_dark}")
+    print(f"\nscreenshots: {shot_light}\n             {shot_dark}\n             "
+          + "\n             ".join(shots))
 
 
 # every wrapping listing of a page: (its scroll width, its width, its rows, its text rows)

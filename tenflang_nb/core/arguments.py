@@ -125,6 +125,7 @@ ARGUMENTS: Mapping[str, Rule] = dict((
     _rule("grading", bool, "True or False (or None: when an exercise grades the model)",
           optional=True),
     _rule("landscape", bool, "True or False"),
+    _rule("predict", bool, "True or False"),
     _rule("log", bool, "True or False (or None: when the loss spans three decades)",
           optional=True),
     _rule("title", str, "a string (or None)", optional=True),

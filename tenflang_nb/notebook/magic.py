@@ -98,6 +98,10 @@ class TenFlangMagics(Magics):
               help="the example the values and step views run on: a record such as "
                    "\"{x: 1.5, y: 0.2}\" (quoted), a variable holding a dict, or an index "
                    "into the --train data (default: its first example).")
+    @argument("--predict", action="store_true",
+              help="with --show step: in the backward pass the stepper stops before each "
+                   "adjoint's value and asks for it; a right value reveals the line, a wrong "
+                   "one gets a hint.")
     @argument("--train", metavar="DATA",
               help="train on DATA: a variable (dict of arrays, DataFrame, list of dicts) or "
                    "a data file path; shows the training panel.")
@@ -150,12 +154,13 @@ class TenFlangMagics(Magics):
         before = [v for v in which if v not in after]
         if "cost" in which:
             self._measure(model)
+        shown = {"full": args.full, "example": example, "predict": args.predict}
         if before:
-            display(model.show(before, full=args.full, example=example))
+            display(model.show(before, **shown))
         if data is not None:
             trained = self._train(model, data, args)
             if trained and after:
-                display(model.show(after, full=args.full, example=example))
+                display(model.show(after, **shown))
 
     @staticmethod
     def _measure(model: TenFlangModel) -> None:

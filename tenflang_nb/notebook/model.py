@@ -416,41 +416,48 @@ class TenFlangModel:
         data = {n: table.columns[n][0] for n in table.names if table.present[n][0]}
         return trace(program, {**data, **self.weights})
 
-    def stepper(self, example: Any = None) -> Rendered:
+    def stepper(self, example: Any = None, *, predict: bool = False) -> Rendered:
         """Step through the GCP on one example, a line at a time: the graph and the GCP
         listing with a control bar (first, back, step, end, play/pause, a slider, the arrow
         keys); each value and adjoint appears on its node, a caption says what each line
         computes. Self-contained HTML: it needs no kernel once displayed.
 
         ``example``: as for :meth:`values` (an index into the training data, default 0, or
-        the example itself).
+        the example itself). ``predict``: in the backward pass the stepper stops before
+        each adjoint's value and asks for it (a number; for a tensor, one entry); a right
+        answer reveals the line, a wrong one gets the hint of the usual mistake it matches.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.0, "y": 0.5})
         <TenFlang stepper of 'net' on {x: 1, y: 0.5}: 12 steps>
+        >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.5, "y": 0.2}, predict=True)
+        <TenFlang stepper of 'net' on {x: 1.5, y: 0.2}: 12 steps, 4 to predict>
         """
-        return stepper_view(self.stepper_run(example), self.source)
+        return stepper_view(self.stepper_run(example, predict=predict), self.source)
 
-    def stepper_run(self, example: Any = None) -> StepperRun:
+    def stepper_run(self, example: Any = None, *, predict: bool = False) -> StepperRun:
         """What the stepper shows: the GCP run on one example (:meth:`trace`), each line
-        explained (its node, edges, caption, numbers; see ``notebook/stepper.py``).
+        explained (its node, edges, caption, numbers; see ``notebook/stepper.py``), and with
+        ``predict`` the questions of predict mode (``notebook/predict.py``). For a model
+        grading mode grades, the forward half only (``run.withheld`` says why): no line,
+        question or hint of the backward pass.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> run = TenFlangModel(SEED_EXAMPLE, "net").stepper_run({"x": 1.0, "y": 0.5})
         >>> run.example, len(run.steps), run.steps[0].caption
         ('{x: 1, y: 0.5}', 12, 'z = x × w: forward pass (mul: product (elementwise for tensors))')
         """
+        check_arguments(predict=predict)
         gcp, steps = self._need_gcp(), self._trace(example)
         withheld = GRADING.withheld(self.name, self.source, "the backward pass")
         if withheld is not None:  # the forward half only: the lines before the backward pass
             cut = max(i for i, line in enumerate(gcp.lines) if line.section == "forward") + 1
             gcp = dataclasses.replace(gcp, lines=gcp.lines[:cut])
             steps = [t for t in steps if t.line <= cut]
-        run = stepper.stepper_run(
+        return stepper.stepper_run(
             name=self.name, gcp=gcp, program=self.program, graph=self.graph,
             trace=steps, record=self.example(example).record(0), weights=self.weights,
-            listed_lines=MAX_LISTED)
-        return dataclasses.replace(run, withheld=withheld or "")
+            listed_lines=MAX_LISTED, predict=predict, withheld=withheld or "")
 
     def show_values(self, example: Any = None) -> Rendered:
         """The graph with each node's value and gradient ``d/L/d/v`` on one example.
@@ -704,15 +711,15 @@ class TenFlangModel:
     # ------------------------------------------------------------------ display
 
     def show(self, which: str | list[str] | None = None, *, full: bool = False,
-             example: Any = None) -> Rendered:
+             example: Any = None, predict: bool = False) -> Rendered:
         """The views by name, as the magic's ``--show`` (default: the default views;
-        ``views.describe_views()`` lists them).
+        ``views.describe_views()`` lists them). ``predict``: the stepper in predict mode.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE, "net").show("order")
         <TenFlang views of 'net': order>
         """
-        check_arguments(full=full)
+        check_arguments(full=full, predict=predict)
         if not isinstance(which, str | None):  # a list of names: as one text, checked alike
             check_instance("which", which, list | tuple, "view names (a str or a list of them)")
             which = ",".join(check_instance("which", name, str, "view names") for name in which)
@@ -720,12 +727,14 @@ class TenFlangModel:
             names = views.parse_views(which)
         except ValueError as exc:
             raise ArgumentError(str(exc)) from None
+        given = {"predict": predict}
         computed = {}
         for name in names:  # the model computes; the views only render what it hands them
-            method = views.VIEWS[name].computes
-            if method is not None:
+            view = views.VIEWS[name]
+            if view.computes is not None:
+                options = {k: given[k] for k in view.options}
                 try:
-                    computed[name] = getattr(self, method)(example)
+                    computed[name] = getattr(self, view.computes)(example, **options)
                 except TenFlangError as err:
                     computed[name] = err
         return views.program_view(self, names, full=full, example=example, computed=computed)

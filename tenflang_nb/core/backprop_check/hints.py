@@ -25,7 +25,7 @@ from ..syntax import Define
 from .reference import Reference, Use, code, ordinal
 from .report import LineVerdict
 
-__all__ = ["hint", "misused_helper_hint"]
+__all__ = ["hint", "mistakes", "misused_helper_hint"]
 
 Array = np.ndarray
 
@@ -41,6 +41,24 @@ def hint(ref: Reference, v: LineVerdict, actual: Array) -> str | None:
     'your value is the negative of the right one'
     """
     return _Hints(ref).hint(v, actual)
+
+
+def mistakes(ref: Reference, v: str) -> list[Array]:
+    """The usual wrong values of the adjoint ``d/L/d/v`` (one per draw, as ``ref`` has them):
+    the values the hypotheses of :func:`hint` describe, so that a caller can ask for each
+    one's hint in advance (the stepper's predict mode embeds them as a table). Some may get
+    no hint (:func:`hint` decides); a value may appear twice.
+
+    >>> from tenflang_nb.core.program import parse
+    >>> square = parse("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n")
+    >>> ref = Reference(square, 1, 0, given={"w": 3.0})
+    >>> sorted({float(x[0]) for x in mistakes(ref, "w")})  # the right value is 6
+    [-6.0, 0.0, 1.0, 3.0, 4.0, 6.0, 9.0, 12.0]
+    >>> hint(ref, LineVerdict(1, "d/L/d/w", "", "adjoint", "wrong", ref.adjoint("w")),
+    ...      mistakes(ref, "w")[0])[:47]
+    '`define L = mul w w` (line 3 of <program>) uses'
+    """
+    return _Hints(ref).mistakes(v)
 
 
 def misused_helper_hint(ref: Reference, helper: str, line: int, equals: str, belongs: str,
@@ -59,7 +77,7 @@ d/o/d/z = mul o (sub 1 o) belongs (0.2391 on draw 1)
     hints = _Hints(ref)
     relation = hints.relation(ref.values[equals], value)
     return (f"{helper} (line {line}) is right as {hints.what(equals)}, but here "
-            f"{hints.what(belongs)} belongs ({fmt_value(value[0], 'report')} on draw 1)"
+            f"{hints.what(belongs)} belongs ({fmt_value(value[0], 'report')} {ref.at})"
             + (f": {helper} is {RELATION_TO_IT[relation]}" if relation else ""))
 
 
@@ -115,8 +133,8 @@ class _Hints:
     def _helper_hint(self, v: LineVerdict, actual: Array, expected: Array) -> str:
         assert v.reference is not None
         name = v.reference
-        hint = f"{v.name} should be {self.what(name)} ({fmt_value(expected[0], 'report')} " \
-               "on draw 1)"
+        hint = (f"{v.name} should be {self.what(name)} "
+                f"({fmt_value(expected[0], 'report')} {self.ref.at})")
         parts = derivative_parts(name.split(":")[0]) if not name.startswith("the ") else None
         if parts is not None and parts[0] != self.loss and parts[0] in self.ref.values:
             p = parts[0]
@@ -147,7 +165,7 @@ class _Hints:
             if self.close(actual, ref.values[p]):
                 return (f"your value is {p} itself, the value of "
                         f"`{code(self.program.defs[p])}`: {name} is a derivative "
-                        f"({fmt_value(expected[0], 'report')} on draw 1)")
+                        f"({fmt_value(expected[0], 'report')} {ref.at})")
         several = len(terms) > 1
 
         def alone() -> str | None:  # one term, wrong, and the others missing
@@ -215,15 +233,11 @@ class _Hints:
     def _use_hint(self, use: Use, term: Array, mine: Array, several: bool) -> str | None:
         """Hypotheses about one term: ``mine`` is what the student has in its place."""
         p, i = use
-        info = self.ref.partial(use)
-        if info is None:
+        factors = self._factors(use, term)
+        if factors is None:
             return None
-        formula, partial = info
-        d = self.program.defs[p]
-        v = str(d.args[i])
-        g = self.ref.adjoint(p)
-        if not g.shape == partial.shape == term.shape:
-            return None  # a broadcast operand: its term is a sum, not a product
+        g, partial, formula = factors
+        v = str(self.program.defs[p].args[i])
         gname = adjoint_name(self.loss, p)
         pname = adjoint_name(p, v)
         where = f" (in the term via {self.ref.use_text(use)})" if several else ""
@@ -243,21 +257,60 @@ class _Hints:
         if p != self.loss and not self.close(partial, ones) and self.close(mine, g):
             return (f"your value is the incoming adjoint {gname} alone{where}: multiply it "
                     f"by the local partial {described} "
-                    f"({fmt_value(partial[0], 'report')} on draw 1)")
+                    f"({fmt_value(partial[0], 'report')} {self.ref.at})")
         for what, label in ((f"the value of {p}", p), (f"{v} itself", v)):
             value = self.ref.values[label]
             if value.shape == term.shape and self.close(mine, g * value):
                 return (f"you used {what} where the local partial {inside} belongs{where}: "
-                        f"on draw 1, {label} = {fmt_value(value[0], 'report')} but {short} = "
+                        f"{self.ref.at}, {label} = {fmt_value(value[0], 'report')} but {short} = "
                         f"{fmt_value(partial[0], 'report')}")
         return None
+
+    def _factors(self, use: Use, term: Array) -> tuple[Array, Array, str | None] | None:
+        """A use's term as the incoming adjoint times the local partial (with the partial's
+        formula); None where it is no such product (a VJP, a broadcast operand's sum)."""
+        info = self.ref.partial(use)
+        if info is None:
+            return None
+        formula, partial = info
+        g = self.ref.adjoint(use[0])
+        if not g.shape == partial.shape == term.shape:
+            return None  # a broadcast operand: its term is a sum, not a product
+        return g, partial, formula
+
+    def mistakes(self, v: str) -> list[Array]:
+        """The wrong values of ``d/L/d/v`` that the hypotheses of :meth:`_adjoint_hint`
+        describe, as values (see :func:`mistakes`)."""
+        ref = self.ref
+        expected = ref.adjoint(v)
+        terms = ref.terms(v) if ref.uses(v) else []
+        several = len(terms) > 1
+        found: list[Array] = []
+        for keep in range(len(terms) - 1, -1, -1) if several else ():  # fan-out: some terms
+            for subset in itertools.combinations(range(len(terms)), keep):
+                found.append(sum((terms[i][1] for i in subset), np.zeros_like(expected)))
+        for (p, i), term in terms:
+            rest = expected - term
+            factors = self._factors((p, i), term)
+            if factors is not None:
+                g, partial, _ = factors
+                theirs = [partial, g] + [g * ref.values[x] for x in (p, str(
+                    self.program.defs[p].args[i])) if ref.values[x].shape == term.shape]
+                found += [rest + x for x in theirs]
+                if several:  # that one term, wrong, and the others missing
+                    found += theirs
+            if several:
+                found.append(rest - term)  # that term's sign
+        found += [ref.values[p] for p in dict.fromkeys(p for (p, _), _ in terms)
+                  if ref.values[p].shape == expected.shape]  # the value of a line using v
+        return found + [factor * expected for factor in RELATION_FACTOR.values()]
 
     # -------------------------------------------------------------- local partials
 
     def _partial_hint(self, p: str, m: str, actual: Array, expected: Array) -> str | None:
         values = self.ref.values
         right = (f"{self.ref.describe(adjoint_name(p, m))} "
-                 f"({fmt_value(expected[0], 'report')} on draw 1)")
+                 f"({fmt_value(expected[0], 'report')} {self.ref.at})")
         if p in values and self.close(actual, values[p]):
             return f"your value is {p} itself, not its local partial: {right}"
         if m in values and self.close(actual, values[m]):
@@ -270,7 +323,7 @@ class _Hints:
         """The relations that need no knowledge of the program: a sign, a factor of 2, a 0."""
         if self.close(expected, np.zeros_like(expected)):
             return None
-        for name, factor in (("negative", -1.0), ("twice", 2.0), ("half", 0.5), ("zero", 0.0)):
+        for name, factor in RELATION_FACTOR.items():
             if self.close(actual, factor * expected):
                 return name
         return None
@@ -280,6 +333,8 @@ class _Hints:
         return RELATION_HINT[relation] if relation else None
 
 
+# the wrong value of each relation, as a multiple of the right one
+RELATION_FACTOR = {"negative": -1.0, "twice": 2.0, "half": 0.5, "zero": 0.0}
 RELATION_HINT = {
     "negative": "your value is the negative of the right one: check the signs (the local "
                 "partial of `sub a b` with respect to b is -1; `neg` flips a sign)",

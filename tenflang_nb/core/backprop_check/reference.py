@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -54,9 +55,18 @@ class Reference:
     ``program`` (the shape program) from ``seed``: ``data`` holds the draws of the given
     values, ``values`` every value of the GCP on them (axis 0: the draw), ``floor`` the least
     size a value is judged by on each draw (see :meth:`close`). With ``formulas`` False
-    (grading mode) no text made from it spells out the compiler's formulas."""
+    (grading mode) no text made from it spells out the compiler's formulas. With ``given``
+    (the inputs and weights of one example, as the stepper runs it), on that example alone;
+    the hints then say "here", not "on draw 1" (``at``).
 
-    def __init__(self, program: Program, draws: int, seed: int, formulas: bool = True) -> None:
+    >>> from tenflang_nb.core.program import parse
+    >>> square = parse("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n")
+    >>> Reference(square, 1, 0, given={"w": 3.0}).adjoint("w"), Reference(square, 1, 0).at
+    (array([6.]), 'on draw 1')
+    """
+
+    def __init__(self, program: Program, draws: int, seed: int, formulas: bool = True,
+                 given: Mapping[str, Any] | None = None) -> None:
         self.program = program
         self.formulas = formulas
         self.loss = program.loss
@@ -66,7 +76,12 @@ class Reference:
             s.name for s in (line.statement for line in pruned.lines)
             if isinstance(s, Declare) and (parts := derivative_parts(s.name)) is not None
             and parts[0] == self.loss and parts[1] in program.decls and parts[1] != self.loss))
-        self.data, self.values = self._draw(draws, seed)
+        if given is None:
+            self.data, self.values = self._draw(draws, seed)
+            self.at = "on draw 1"  # where the hints' numbers come from
+        else:
+            self.data, self.values = self._given(given)
+            self.at = "here"
         self.n = len(next(iter(self.values.values()))) if self.values else 1
         self.floor = FLOOR * self._adjoint_scale()
         self._uses: dict[str, list[Use]] = {}
@@ -79,9 +94,7 @@ class Reference:
     def _draw(self, draws: int, seed: int) -> tuple[dict[str, Array], dict[str, Array]]:
         program = self.program
         gcp = self.gcp_program
-        per_draw = sum(math.prod(gcp.shapes[n]) for n in gcp.decls)
-        too_large(draws * per_draw, f"the full GCP of {program.file}", per_draw, draws,
-                  program.file)
+        per_draw = self._fits(draws)
         k = max(32, 8 * draws)  # candidates, of which the first ``draws`` valid ones are kept
         # all the candidates at once where they fit (small models), else a few at a time
         batch = k if k * per_draw <= MAX_FLOATS else max(1, MAX_FLOATS // 4 // per_draw)
@@ -115,6 +128,21 @@ class Reference:
         return tuple(  # type: ignore[return-value]
             {n: np.concatenate([part[i][n] for part in kept]) for n in kept[0][i]}
             for i in (0, 1))
+
+    def _fits(self, draws: int) -> int:
+        """The numbers the full GCP holds per draw; refused when ``draws`` of them do not fit."""
+        per_draw = sum(math.prod(self.gcp_program.shapes[n]) for n in self.gcp_program.decls)
+        too_large(draws * per_draw, f"the full GCP of {self.program.file}", per_draw, draws,
+                  self.program.file)
+        return per_draw
+
+    def _given(self, given: Mapping[str, Any]) -> tuple[dict[str, Array], dict[str, Array]]:
+        """One example's data (axis 0 of length 1) and every value of the full GCP on it."""
+        gcp = self.gcp_program
+        self._fits(1)
+        data = {n: np.asarray(v, dtype=float)[None] for n, v in given.items() if v is not None}
+        run = Plan(gcp).run(data, 1)
+        return data, {n: np.array(v) for n in gcp.decls if (v := run.value(n)) is not None}
 
     def _adjoint_scale(self) -> Array:
         """The largest magnitude of the adjoints on each draw (the loss's own, 1, left out:

@@ -212,7 +212,8 @@ class TrainingPanel:
             # The curve is an illustration: a plotting failure must not end or wedge the run.
             logger.debug("loss curve failed", exc_info=err)
             self._png = b""
-            self.session.note = f"could not draw the loss curve: {type(err).__name__}: {err}"
+            self.session.note = printable(f"could not draw the loss curve: "
+                                          f"{type(err).__name__}: {err}")
             self.message_html.value = self._message_html()
         self.plot.value = self._png
         grid_seconds = self._draw_landscape()
