@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "05_exercises.ipynb"
 
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"  # nbgrader's, for Python
-POINTS = 25
+POINTS = 54
 
 
 def _load() -> dict[str, Any]:
@@ -75,7 +75,7 @@ def test_the_nbgrader_markup() -> None:
         if "BEGIN HIDDEN TESTS" in _source(cell):
             assert _meta(cell).get("grade"), f"cell {i}: hidden tests in a cell nbgrader " \
                                              "does not grade (generate_assignment refuses it)"
-        if _source(cell).startswith("%%tenflang "):
+        if _source(cell).startswith("%%tenflang ") and not _meta(cell).get("solution"):
             assert _meta(cell).get("locked"), f"cell {i}: a model cell that is not locked"
     checks = [c for c in cells if _meta(c).get("grade")]
     assert sum(_meta(c)["points"] for c in checks) == POINTS
@@ -96,6 +96,11 @@ def test_every_answer_cell_is_followed_by_its_locked_check() -> None:
             model, bound = answer.split("\n", 1)[0].split()[1:3]  # MODEL RESULT
             assert f'tf.grading.check_answer("{bound}", model="{model}",' in check
             assert "assert" not in check  # the variable the answer binds is not graded
+        elif answer.startswith("%%tenflang "):  # the model is the answer: its check trains it
+            model = answer.split()[1]
+            exercise = _meta(cells[i])["grade_id"].removesuffix("_answer")
+            assert f'tf.grading.check_fit("{exercise}", model="{model}",' in check
+            assert "fingerprint" not in check
         else:
             name = re.match(r"(\w+) = None", answer)
             assert name, "a Python answer starts as None: unanswered, its check still runs"
@@ -115,6 +120,56 @@ def test_the_student_version() -> None:
         assert "define d/" not in cell.source and CODE_STUB in cell.source
     first = answers[0].source.splitlines()
     assert first == ["%%tenflang_check seed ex1 --require d/lambda/d/diff", *CODE_STUB.split("\n")]
+
+
+def _headings() -> list[tuple[int, int, int]]:
+    """(exercise, points, minutes) from every exercise's heading."""
+    return [(int(m.group(1)), int(m.group(2)), int(m.group(3))) for c in _load()["cells"]
+            if c["cell_type"] == "markdown" and (m := re.search(
+                r"^## Exercise (\d+) · .* \((\d+) points?, (\d+) minutes\)", _source(c), re.M))]
+
+
+def test_every_heading_gives_the_points_its_check_is_worth_and_its_minutes() -> None:
+    headings = _headings()
+    assert [n for n, _, _ in headings] == list(range(1, len(headings) + 1))
+    checks = [c for c in _load()["cells"] if _meta(c).get("grade") and _meta(c)["points"]]
+    worth: dict[int, int] = {}
+    for cell in checks:
+        number = int(re.match(r"ex(\d+)_check", _meta(cell)["grade_id"]).group(1))
+        worth[number] = _meta(cell)["points"]
+        assert f"autograder check ({_meta(cell)['points']} points)" in _source(cell)
+    assert worth == {n: points for n, points, _ in headings}
+    assert sum(minutes for *_, minutes in headings) >= 90  # a 90-minute lab, and more
+
+
+def test_the_first_cell_states_the_totals() -> None:
+    intro = _source(_load()["cells"][0])
+    headings = _headings()
+    stated = re.search(r"\*\*(\d+) exercises, (\d+) points, about (\d+) minutes of work\*\*",
+                       intro)
+    assert stated, "the first cell states the exercises, points and minutes"
+    assert tuple(map(int, stated.groups())) == (
+        len(headings), sum(p for _, p, _ in headings), sum(m for *_, m in headings))
+    for first, last, points, minutes in re.findall(
+            r"exercises (\d+) to (\d+): (\d+) points, (\d+) minutes", intro):
+        part = [h for h in headings if int(first) <= h[0] <= int(last)]
+        assert (int(points), int(minutes)) == (sum(p for _, p, _ in part),
+                                               sum(m for *_, m in part))
+
+
+def test_the_lab_plan_lists_every_exercise_as_its_heading_does() -> None:
+    readme = (REPO / "notebooks" / "README.md").read_text("utf-8")
+    plan = readme.split("## A 90-minute lab", 1)[1].split("\n## ", 1)[0]
+    rows = {int(m.group(1)): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
+        r"^\| *(\d+) *\|[^|]*\| *(\d+) *\| *(\d+) *\|", plan, re.M)}
+    assert rows == {n: (points, minutes) for n, points, minutes in _headings()}
+    kept = re.search(r"without them: (\d+) minutes, (\d+) points", plan)
+    skipped = [int(n) for n in re.findall(r"\b(\d+)\b", plan.split("If you are short of time", 1)[1]
+                                          .split("without them", 1)[0])]
+    assert kept and skipped
+    assert (int(kept.group(1)), int(kept.group(2))) == (
+        sum(m for n, _, m in _headings() if n not in skipped),
+        sum(p for n, p, _ in _headings() if n not in skipped))
 
 
 # ------------------------------------------------------------------------------ the student version
@@ -148,7 +203,8 @@ def test_grading_mode_is_on_in_the_student_version(student_run: dict[str, Any]) 
     setup = next(c for c in student_run["cells"] if _meta(c).get("grade_id") == "setup")
     assert not _errors(setup)
     said = _text(setup)
-    assert said.startswith("Grading mode is on for seed, quad, fan, ratio, chain and classifier")
+    assert said.startswith("Grading mode is on for seed, quad, fan, ratio, chain, classifier, "
+                           "gates, relu, batch, bias, mlp and net")
     assert "teacher's copy" not in said
 
 
@@ -174,7 +230,7 @@ def test_the_rest_of_the_student_version_runs(student_run: dict[str, Any]) -> No
             assert [e["ename"] for e in errors] == ["NotImplementedError"], i
             continue
         assert not errors, f"cell {i}: {errors}"
-        if _source(cell).startswith("%%tenflang_check"):
+        if _meta(cell).get("solution") and _source(cell).startswith("%%tenflang"):
             assert "this exercise is not answered yet" in _text(cell)
             assert "replace this line" in _text(cell)
         if _meta(cell).get("grade_id") == "ex3_example":

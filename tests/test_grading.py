@@ -15,6 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 import tenflang_nb as tf
+from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.grading import compiler_copy, fingerprint, student_id, student_seed
 from tenflang_nb.notebook.grading import GradingFailure
 from tenflang_nb.notebook.grading_mode import GRADING
@@ -486,3 +487,92 @@ def test_at_autograde_a_check_holds_without_the_setup_cell(ip: Any,
     run(ip, "tf.grading.start('lab', graded=['quad'])")
     run(ip, "tf.grading.start('lab', graded=[])")
     assert GRADING.graded == ("quad",)
+
+
+# ------------------------------------------------------------------------------ a model, the answer
+
+XOR_DATA = str(REPO / "examples" / "xor" / "training_data.txt")
+XOR_NET = (REPO / "examples" / "xor" / "shape.tf").read_text("utf-8")
+XOR_LINE = f"%%tenflang mine --train {XOR_DATA} --lr 2 --max-iter 3000 --no-live --show none\n"
+LINEAR_XOR = """\
+declare input x [2]
+declare exp_output y
+declare weight w [2]
+declare weight b
+declare intvar a
+declare intvar z
+declare output o
+declare intvar e
+declare loss L
+define a = matmul x w
+define z = add a b
+define o = logistic z
+define e = sub o y
+define L = mul e e
+"""
+
+
+def fit_check() -> str:
+    return f"tf.grading.check_fit('ex16', model='mine', data={XOR_DATA!r})"
+
+
+def test_a_model_that_learns_xor_passes_its_check(ip: Any) -> None:
+    start(ip)
+    run(ip, XOR_LINE + XOR_NET)
+    result, cap = run(ip, fit_check())
+    assert result.error_in_exec is None
+    assert cap.stdout.startswith("✓ ex16: mine learns it: 4 of 4 examples right")
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("# YOUR CODE HERE\nraise NotImplementedError()", "ex16 is not answered yet"),
+    (LINEAR_XOR, "classifies at best 2 of 4 examples right"),
+    # the output copied from the expected output, through a weight that does nothing
+    (LINEAR_XOR.replace("define o = logistic z", "define o = add y a")
+     .replace("declare intvar z\n", "").replace("define z = add a b\n", ""),
+     "o is computed from y, the expected output"),
+    # XOR written out, a weight multiplied by 0: it fits before training, learns nothing
+    ("declare input x [2]\ndeclare exp_output y\ndeclare weight w\ndeclare intvar s\n"
+     "declare intvar r\ndeclare intvar q\ndeclare intvar t\ndeclare output o\n"
+     "declare intvar e\ndeclare loss L\ndefine s = sum x\ndefine r = sub 2 s\n"
+     "define q = mul s r\ndefine t = mul w 0\ndefine o = add q t\ndefine e = sub o y\n"
+     "define L = mul e e\n", "fits without learning"),
+    ("declare input x [2]\ndeclare exp_output y\ndeclare output o\ndeclare intvar e\n"
+     "declare loss L\ndefine o = sum x\ndefine e = sub o y\ndefine L = mul e e\n",
+     "o depends on no weight"),
+])
+def test_a_model_that_does_not_learn_xor_fails_saying_why(ip: Any, body: str, said: str
+                                                          ) -> None:
+    start(ip)
+    _, cap = run(ip, XOR_LINE + body)
+    if "NotImplementedError" in body:  # nbgrader's stub: a message, not a parse error
+        assert "this exercise is not answered yet" in cap.stdout + html(cap)
+        assert "unknown instruction" not in cap.stdout + html(cap)
+    error = error_of(run(ip, fit_check())[0])
+    assert type(error).__name__ == "GradingFailure" and said in str(error), str(error)
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    ("starts=0", "starts must be an integer >= 1, not 0"),
+    ("accuracy=2", "accuracy must be a number from 0 to 1, not 2"),
+    ("max_iter=-1", "max_iter must be an integer >= 0, not -1"),
+])
+def test_the_fit_check_refuses_bad_options_by_name(ip: Any, options: str, said: str) -> None:
+    # (starts=0 raised a TypeError after training nothing)
+    start(ip)
+    run(ip, XOR_LINE + XOR_NET)
+    error = error_of(run(ip, fit_check()[:-1] + f", {options})")[0])
+    assert isinstance(error, TenFlangError) and said in error.render(), error
+
+
+def test_the_fit_check_trains_the_text_whatever_the_cell_did(ip: Any) -> None:
+    start(ip)
+    run(ip, XOR_LINE + XOR_NET)
+    # the student's model, trained and then set to weights that fit nothing
+    run(ip, "for k in mine.weights: mine.weights[k] = mine.weights[k] * 0")
+    run(ip, "mine.history = []")
+    result, _ = run(ip, fit_check())
+    assert result.error_in_exec is None, result.error_in_exec
+    # the latest definition is the answer: a linear model defined after it fails
+    run(ip, XOR_LINE + LINEAR_XOR)
+    assert "classifies" in str(error_of(run(ip, fit_check())[0]))

@@ -42,6 +42,28 @@ COMPUTED_WITH_THE_MODEL = {
                                     'answer_3 = float(seed.values(example_3)["w"][1])',
     ("05_exercises", "ex9_answer"): 'seed.train(example_3, lr=2, max_iter=1, tol=0)\n'
                                     'answer_9 = float(seed.weights["w"])',
+    # 06 asks for what one measures with the models: its cheats take a number from the text
+    # or from the model without measuring what the exercise asks
+    ("06_when_training_fails", "ex1_answer"): "answer_1 = round(top.lr_limit, 2)",  # 0.37
+    ("06_when_training_fails", "ex2_answer"): "answer_2 = 300",  # section 2's lr
+    ("06_when_training_fails", "ex3_answer"): 'answer_3 = size["d/L/d/w1"] / size["d/L/d/w8"]',
+    ("06_when_training_fails", "ex4_answer"): "answer_4 = 24  # 4!, no sign flips, 4 units",
+}
+# Answers that are a model (the check trains it): a wrong one, and one that cheats.
+MODEL_ANSWERS = {
+    ("05_exercises", "ex16_answer"): {
+        # one layer: XOR is not linearly separable
+        "wrong": "declare input x [2]\ndeclare exp_output y\ndeclare weight w [2]\n"
+                 "declare weight b\ndeclare intvar a\ndeclare intvar z\ndeclare output o\n"
+                 "declare intvar e\ndeclare loss L\ndefine a = matmul x w\n"
+                 "define z = add a b\ndefine o = logistic z\ndefine e = sub o y\n"
+                 "define L = mul e e",
+        # the output copied from the expected output, a weight added for show
+        "cheat": "declare input x [2]\ndeclare exp_output y\ndeclare weight w [2]\n"
+                 "declare intvar a\ndeclare output o\ndeclare intvar e\ndeclare loss L\n"
+                 "define a = matmul x w\ndefine o = add y a\ndefine e = sub o y\n"
+                 "define L = mul e e",
+    },
 }
 TRICKS = ("require", "fake", "paste")
 FAKE_RESULT = """class Passed:
@@ -117,7 +139,12 @@ def _submission(student: str, name: str, source: dict[str, Any], release: dict[s
         check = next(c for c in nb["cells"][i + 1:] if _meta(c).get("grade"))
         text = solutions[grade_id]
         checked = text.startswith("%%tenflang_check")
-        if student == "partly" and k % 2 == 0:
+        if text.startswith("%%tenflang "):  # a model, the answer
+            if student == "cheating" or (student == "partly" and k % 2 == 0):
+                kind = "cheat" if student == "cheating" else "wrong"
+                text = text.split("\n", 1)[0] + "\n" + MODEL_ANSWERS[(name, grade_id)][kind]
+                spoiled.add(_meta(check)["grade_id"])
+        elif student == "partly" and k % 2 == 0:
             text = (_sign_flipped(text) if checked
                     else text + "\n" + f"{text.split('=', 1)[0].strip()} += 1")
             spoiled.add(_meta(check)["grade_id"])
@@ -183,6 +210,9 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             nb, lost = _submission(student, path.stem, source, release)
             (folder / path.name).write_text(json.dumps(nb, indent=1))
             spoiled[(student, path.stem)] = lost
+    for student in STUDENTS:  # the tutorials read ../examples/ (the course ships it beside)
+        (root / "autograded" / student).mkdir(parents=True, exist_ok=True)
+        (root / "autograded" / student / "examples").symlink_to(REPO / "examples")
     _nbgrader(root, "autograde", ASSIGNMENT, "--force")
     scores: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
     with pytest.MonkeyPatch.context() as mp:
@@ -208,6 +238,13 @@ def test_every_numeric_answer_has_its_cheat(path: Path) -> None:
     for cell in json.loads(path.read_text("utf-8"))["cells"]:
         if _meta(cell).get("solution") and not _source(cell).startswith("%%"):
             assert (path.stem, _meta(cell)["grade_id"]) in COMPUTED_WITH_THE_MODEL
+
+
+@pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem)
+def test_every_model_answer_has_a_wrong_one_and_a_cheat(path: Path) -> None:
+    for cell in json.loads(path.read_text("utf-8"))["cells"]:
+        if _meta(cell).get("solution") and _source(cell).startswith("%%tenflang "):
+            assert set(MODEL_ANSWERS[(path.stem, _meta(cell)["grade_id"])]) == {"wrong", "cheat"}
 
 
 @pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem)
@@ -262,3 +299,4 @@ def test_a_failed_check_says_why_and_shows_no_traceback(course: dict[str, Any],
         # values() and training withheld: the answer cells failed, their answers stay None
         assert "answer_3 is not answered yet" in cheated
         assert "answer_9 is not answered yet" in cheated
+        assert "o is computed from y, the expected output" in cheated  # the model's answer

@@ -185,19 +185,23 @@ def compiler_copy(text: str, gcps: Sequence[Gcp]) -> Copied | None:
     return None
 
 
-def not_answered(text: str, file: str, loss: str) -> TenFlangError | None:
-    """The error for an answer that still holds nbgrader's stub (None: it does not).
+def not_answered(text: str, file: str, loss: str | None) -> TenFlangError | None:
+    """The error for an answer that still holds nbgrader's stub (None: it does not): a
+    backward pass for the loss ``loss``, or (``loss`` None) a model, the answer.
 
     >>> error = not_answered("# YOUR CODE HERE\\nraise NotImplementedError()", "mine", "L")
     >>> error.first.message, error.first.line
     ('this exercise is not answered yet', 2)
+    >>> print(not_answered("raise NotImplementedError()", "mine", None).first.hint)
+    replace this line (and '# YOUR CODE HERE') with your model: its 'declare' and 'define' lines
     """
+    what = (f"your backward pass: lines like 'define d/{loss}/d/w = ...'" if loss is not None
+            else "your model: its 'declare' and 'define' lines")
     for number, line in enumerate(split_lines(text), 1):
         if line.strip().startswith(NBGRADER_STUB):
             column = len(line) - len(line.lstrip())
             return TenFlangError.at(
                 "this exercise is not answered yet", file=file, line=number, column=column,
                 length=len(line.strip()), source=line,
-                hint="replace this line (and '# YOUR CODE HERE') with your backward pass: "
-                     f"lines like 'define d/{loss}/d/w = ...'")
+                hint=f"replace this line (and '# YOUR CODE HERE') with {what}")
     return None

@@ -34,17 +34,21 @@ import numpy as np
 
 from ..core import api
 from ..core.agreement import entrywise_agreement
+from ..core.arguments import Rule
 from ..core.backprop_check import DRAWS
+from ..core.errors import TenFlangError
 from ..core.formatting import fmt_assignments, fmt_list
-from ..core.grading import draw_example
+from ..core.grading import NBGRADER_STUB, draw_example
 from ..core.grading import fingerprint as digest
 from ..core.lexical import adjoint_name
 from ..core.plan import Plan
+from ..core.program import ancestors
+from ..core.settings import SETTINGS
 from .grading_mode import GRADING
 from .model import TenFlangModel
 
-__all__ = ["GradingFailure", "check_answer", "check_number", "example", "fingerprint",
-           "fingerprints", "given", "gradient", "start", "teacher_copy"]
+__all__ = ["GradingFailure", "check_answer", "check_fit", "check_number", "example",
+           "fingerprint", "fingerprints", "given", "gradient", "start", "teacher_copy"]
 
 
 class GradingFailure(AssertionError):
@@ -208,3 +212,78 @@ def gradient(model: str, weight: str, *, fingerprint: str,
     loss = gcp.loss
     result = Plan(gcp.program()).example(values, [adjoint_name(loss, weight)])
     return float(np.asarray(result[adjoint_name(loss, weight)]))
+
+
+# ------------------------------------------------------------------------------ a model, the answer
+
+FIT_MAX_ITER = 5000  # what a check trains a student's model for at most, per start
+FIT_STARTS = 3  # a network can stall at a saddle from one start: the best of three counts
+
+
+def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
+              max_iter: int = FIT_MAX_ITER, starts: int = FIT_STARTS) -> None:
+    """The locked check of an exercise whose answer is a model: the text of the latest
+    ``%%tenflang MODEL`` cell, trained here on ``data`` with that cell's settings (at most
+    ``max_iter`` steps) from up to ``starts`` starts drawn from the student's seed, must
+    classify at least ``accuracy`` of the examples right from one of them (its one output
+    above 0.5 where the expected output is, below where it is not). What the student's cell
+    trained or set counts for nothing; the output must be computed from the inputs through
+    weights, and training must lower the loss (a model that fits before training has
+    learned nothing)."""
+    max_iter = SETTINGS["max_iter"].check(max_iter)
+    starts = Rule("starts", int, "an integer >= 1", lambda v: v >= 1).check(starts)
+    accuracy = Rule("accuracy", float, "a number from 0 to 1", lambda v: 0 <= v <= 1
+                    ).check(accuracy)
+    mine = next((d for d in reversed(GRADING.definitions) if d.name == model), None)
+    if mine is None or NBGRADER_STUB in mine.source:
+        raise GradingFailure(f"{answer} is not answered yet: write your model in the cell that "
+                             f"starts with %%tenflang {model}, and run it")
+    seed = (GRADING.seed(f"fit/{model}") or 0) % 10_000
+    settings = mine.settings.replace(max_iter=min(mine.settings.max_iter, max_iter))
+    how = (f"trained from {starts} starts drawn for you (lr {settings.lr:g}, "
+           f"{settings.optimizer}, --init {settings.init}, at most {settings.max_iter} steps)")
+    best: tuple[int, float, float] | None = None  # right, -end loss, start loss
+    try:
+        program = TenFlangModel(mine.source, model, settings).program
+        output, target = _fit_roles(answer, model, program)
+        for k in range(starts):
+            fitted = TenFlangModel(mine.source, model, settings.replace(seed=seed + k))
+            result = fitted.train(data)
+            rows = fitted.evaluate(data)
+            expected = np.asarray(rows.inputs.columns[target], dtype=float).reshape(len(rows))
+            got = np.array([float(np.asarray(r[output])) for r in rows])
+            right = int(np.sum((got > 0.5) == (expected > 0.5)))
+            tried = (right, -result.loss, result.history[0].loss)
+            best = tried if best is None else max(best, tried)
+            if right >= accuracy * len(rows):
+                break
+    except TenFlangError as err:
+        raise GradingFailure(f"{answer}: {err}") from None
+    right, end, start = best[0], -best[1], best[2]
+    if right < accuracy * len(rows):
+        raise GradingFailure(f"{answer}: {how}, {model} classifies at best {right} of "
+                             f"{len(rows)} examples right ({output} > 0.5 for class 1), loss "
+                             f"{end:.3g}: change the model or its settings (its first line)")
+    if not end < start / 2:
+        raise GradingFailure(f"{answer}: {how}, the loss went from {start:.3g} to {end:.3g}: "
+                             f"{model} fits without learning; what fits must be learned")
+    print(f"✓ {answer}: {model} learns it: {right} of {len(rows)} examples right after "
+          f"training from a start drawn for you (loss {start:.2g} -> {end:.2g})")
+
+
+def _fit_roles(answer: str, model: str, program: Any) -> tuple[str, str]:
+    """The output and the expected output of a model that is an answer, refused when the
+    output is not computed from the inputs through weights."""
+    outputs, targets = program.names("output"), program.names("exp_output")
+    if len(outputs) != 1 or len(targets) != 1:
+        raise GradingFailure(f"{answer}: declare one output and one exp_output (the class, "
+                             f"0 or 1); {model} has {len(outputs)} and {len(targets)}")
+    (output,), (target,) = outputs, targets
+    feeds = ancestors(program, output)
+    if target in feeds:
+        raise GradingFailure(f"{answer}: {output} is computed from {target}, the expected "
+                             "output: a model computes its output from its inputs alone")
+    if not set(program.names("weight")) & feeds:
+        raise GradingFailure(f"{answer}: {output} depends on no weight: there is nothing "
+                             "to learn (declare weights and use them)")
+    return output, target

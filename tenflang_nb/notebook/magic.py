@@ -26,6 +26,7 @@ from ..core.backprop_check import OPTIONS
 from ..core.datafiles import parse_data
 from ..core.errors import TenFlangError, printable
 from ..core.formatting import did_you_mean
+from ..core.grading import not_answered
 from ..core.lexical import is_int
 from ..core.settings import SETTINGS, Setting, TrainSettings
 from .grading_mode import GRADING
@@ -138,6 +139,11 @@ class TenFlangMagics(Magics):
         data = self._training_data(args.train) if args.train else None
         example = self._example(args.example) if args.example is not None else None
 
+        unanswered = not_answered(cell, program_file(name or "cell"), None)
+        if unanswered is not None:  # nbgrader's stub: the model is the exercise's answer
+            display(error_view(unanswered, cell, title="This exercise is not answered yet: "
+                               "nothing was bound.", cell_file=program_file(name or "cell")))
+            return
         try:
             model = TenFlangModel(cell, name or "cell", settings)
         except TenFlangError as err:
