@@ -21,10 +21,9 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # is its submodules ("datafiles.brace", in the order they use each other) then its
 # __init__, all at the package's place.
 FLOW = [
-    "errors", "perf", "formatting", "agreement", "ops", "lexical", "textio", "macros", "syntax",
-    "guard",
-    "preprocess", "program", "graph", "examples", "backprop", "forward", "hvp", "describe_ops",
-    "dimensions", "plan", "optimizers", "settings",
+    "errors", "arguments", "perf", "formatting", "agreement", "ops", "lexical", "textio",
+    "macros", "syntax", "guard", "preprocess", "program", "graph", "examples", "backprop",
+    "forward", "hvp", "describe_ops", "dimensions", "plan", "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "draws",

@@ -14,11 +14,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from . import bindings
+from .arguments import check_arguments, check_instance
 from .backprop import Gcp, compile_program
 from .backprop_check import DRAWS, BackpropCheck
 from .backprop_check import check_backprop as _check_backprop
@@ -87,9 +89,14 @@ def compile(program: Program | str, full: bool = False) -> Gcp:
     ``full`` keeps every partial (as the seed's example does); the default emits only what
     some weight's gradient needs.
     """
+    (full,) = check_arguments(full=full)
+    return compile_program(_shape_program(program), full=full)
+
+
+def _shape_program(program: Program | str) -> Program:
     if isinstance(program, str):
-        program = parse(program)
-    return compile_program(program, full=full)
+        return parse(program)
+    return check_instance("program", program, Program, "a Program or its text")
 
 
 def compile_forward(program: Program | str) -> ForwardProgram:
@@ -102,9 +109,7 @@ def compile_forward(program: Program | str) -> ForwardProgram:
     >>> len(forward.sweeps), forward.gradient_names()
     (1, {'w': 'd/lambda/d/w'})
     """
-    if isinstance(program, str):
-        program = parse(program)
-    return compile_forward_program(program)
+    return compile_forward_program(_shape_program(program))
 
 
 def compile_hvp(program: Program | Gcp | str) -> HvpProgram:
@@ -120,7 +125,8 @@ def compile_hvp(program: Program | Gcp | str) -> HvpProgram:
     """
     if isinstance(program, str):
         program = parse(program)
-    return compile_hvp_program(program)
+    return compile_hvp_program(check_instance("program", program, Program | Gcp,
+                                              "a Program, its Gcp or its text"))
 
 
 def curvature(program: Program | Gcp | str, data: Any, weights: Weights) -> Curvature:
@@ -187,7 +193,7 @@ def _gcp_program(gcp: Gcp | Program | str) -> Program:
         return gcp.program()
     if isinstance(gcp, str):
         return parse(gcp, "<GCP>")
-    return gcp
+    return check_instance("gcp", gcp, Program, "a Gcp, a Program or its text")
 
 
 def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None = None, *,
@@ -199,6 +205,8 @@ def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None 
     """
     chosen = TrainSettings.of(settings, **options)  # checked before any data is read
     gcp_program = _gcp_program(gcp)
+    if start is not None:
+        check_instance("start", start, Mapping, "a dict of weights (or None)")
     table = load_data(data)
     loss, grads = gcp_weights(gcp_program)
     columns = bindings.training_columns(gcp_program, table, list(grads),
@@ -219,6 +227,9 @@ def evaluate(program: Program, inputs: Any, weights: Weights | None = None
     Inputs of kind ``input`` and the weights are required; a missing ``exp_output`` is NULL
     (so the loss is None). Examples are run together, grouped by which values are NULL.
     """
+    check_instance("program", program, Program, "a Program")
+    if weights is not None:
+        check_instance("weights", weights, Mapping, "a dict of weights (or None)")
     table = load_data(inputs)
     from_data = weights is None  # the input records carry the weights themselves
     weights = dict(weights or {})
@@ -259,4 +270,5 @@ def evaluate(program: Program, inputs: Any, weights: Weights | None = None
 
 def first_nonfinite(program: Program, inputs: dict[str, Any], name: str) -> Any:
     """The first line whose value is NaN or infinite on the way to ``name`` (or None)."""
+    check_instance("inputs", inputs, Mapping, "a dict of values")
     return Plan(program).bind(inputs, n=1).first_nonfinite(ancestors(program, name))

@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from ..core import api
+from ..core.agreement import entrywise_agreement
+from ..core.arguments import Rule
 from ..core.backprop_check import DRAWS
 from ..core.engine_check import PROGRAMS
 from ..core.engine_check import check_engine as check_function
@@ -47,6 +49,7 @@ from ..core.grading import fingerprint as digest
 from ..core.lexical import adjoint_name
 from ..core.plan import Plan
 from ..core.program import ancestors
+from ..core.settings import SETTINGS
 from .grading_mode import GRADING
 from .model import TenFlangModel
 
@@ -202,13 +205,14 @@ def given(name: str) -> None:
 
 def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e-6,
                  atol: float = 1e-9) -> None:
-    """The hidden part of a numeric check: the variable ``name`` equals ``expected`` (to
-    ``rtol``/``atol``). The message never shows ``expected``; ``hint`` says where to look."""
+    """The hidden part of a numeric check: the variable ``name`` equals ``expected`` (within
+    ``rtol`` of it, or ``atol`` where it is about 0: the package's one rule,
+    ``core.agreement``). The message never shows ``expected``; ``hint`` says where to look."""
     ns = _user_ns()
     value = ns.get(name)
     if value is None or not _number(value):
         raise GradingFailure(f"{name} is not answered with a number")
-    if not math.isclose(float(value), expected, rel_tol=rtol, abs_tol=atol):
+    if not entrywise_agreement(float(value), expected, rtol=rtol, atol=atol):
         raise GradingFailure(f"{name} = {float(value):g} is not right" + (f": {hint}"
                                                                           if hint else ""))
     print(f"✓ {name} is right")
@@ -250,6 +254,10 @@ def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
     trained or set counts for nothing; the output must be computed from the inputs through
     weights, and training must lower the loss (a model that fits before training has
     learned nothing)."""
+    max_iter = SETTINGS["max_iter"].check(max_iter)
+    starts = Rule("starts", int, "an integer >= 1", lambda v: v >= 1).check(starts)
+    accuracy = Rule("accuracy", float, "a number from 0 to 1", lambda v: 0 <= v <= 1
+                    ).check(accuracy)
     mine = next((d for d in reversed(GRADING.definitions) if d.name == model), None)
     if mine is None or NBGRADER_STUB in mine.source:
         raise GradingFailure(f"{answer} is not answered yet: write your model in the cell that "

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core import api
+from ..core.arguments import ArgumentError, check_arguments, check_instance, check_name
 from ..core.backprop import Gcp
 from ..core.backprop_check import BackpropCheck
 from ..core.bindings import as_examples, check_names, training_columns
@@ -46,7 +47,7 @@ from ..core.landscape import landscape as compute_landscape
 from ..core.lexical import GIVEN_KINDS, adjoint_name, split_lines
 from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
-from ..core.settings import TrainSettings
+from ..core.settings import SETTINGS_ARGUMENT, TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
 from . import stepper, views
 from .grading_mode import GRADING
@@ -94,6 +95,8 @@ class TenFlangModel:
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
                  **options: Any) -> None:
+        check_name("name", name)
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         self.name = name
         self.source = source
         self.settings = TrainSettings.of(settings, **options)
@@ -253,6 +256,7 @@ class TenFlangModel:
                 ) -> GradientDescent:
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
         with this model's ``settings`` changed by ``settings`` / ``options``."""
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         self._guard_training()
         chosen = TrainSettings.of(settings or self.settings, **options)
         return api.trainer(self._gcp_program, as_examples(data, self.program), chosen)
@@ -265,6 +269,7 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE).train({"x": [1.0], "y": [0.7]}, max_iter=3).iterations
         3
         """
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         table = as_examples(data, self.program)
         t = self.trainer(table, settings, **options)
         with np.errstate(all="ignore"):
@@ -283,6 +288,8 @@ class TenFlangModel:
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
         (live) or call ``.run_sync()`` first for one deterministic run.
         """
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
+        check_arguments(live=live, landscape=landscape)
         from .panel.widget import TrainingPanel  # widgets and matplotlib only when training
 
         self._guard_training()
@@ -440,6 +447,7 @@ class TenFlangModel:
         >>> run.example, len(run.steps), run.steps[0].caption
         ('{x: 1, y: 0.5}', 12, 'z = x × w: forward pass (mul: product (elementwise for tensors))')
         """
+        check_arguments(predict=predict)
         gcp, steps = self._need_gcp(), self._trace(example)
         withheld = GRADING.withheld(self.name, self.source, "the backward pass")
         if withheld is not None:  # the forward half only: the lines before the backward pass
@@ -474,7 +482,10 @@ class TenFlangModel:
 
         ``example``: an index into the training data (default 0), a dict, or several
         examples (then the mean loss, as training uses). At most ``max_components`` entries
-        of each tensor weight are checked. Displays as a table; ``.ok`` says if all agree.
+        of each tensor weight are checked. A component agrees when it is within ``rtol`` of
+        the central difference, or ``atol`` where that is about 0, and both are finite (the
+        package's one rule, ``core.agreement``); a row says which side was NaN or infinite.
+        Displays as a table; ``.ok`` says if all agree.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE).gradcheck({"x": 1.5, "y": 0.2}).ok
@@ -513,6 +524,8 @@ class TenFlangModel:
         >>> r.ok, r.first_wrong_line
         (False, 1)
         """
+        check_instance("the backward pass", text, str, "text (a str)")
+        check_arguments(grading=grading)
         gcp = self._need_gcp()
         if seed is None:
             seed = GRADING.seed(f"check/{self.name}") or 0
@@ -542,6 +555,9 @@ class TenFlangModel:
         running both programs, ``budget`` seconds each at least, on the same ``examples``
         examples: from ``data``, else the training data, else random values). Displays as
         a table; the numbers are attributes. Also kept as ``costs`` (the ``cost`` view).
+        With many weight components, forward mode's time comes from a sample of its sweeps
+        (``.timing_note`` says so); a measurement too big for memory is refused, saying how
+        many ``examples`` fit.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> c = TenFlangModel(SEED_EXAMPLE).cost(examples=4, budget=0.0)
@@ -554,7 +570,7 @@ class TenFlangModel:
                                    "cost", file=self.program.file)
         table = self.data if data is None else as_examples(data, self.program)
         comparison = compare_modes(self.program, table, self.weights, examples=examples,
-                                   budget=budget, forward=self._compiled_forward, gcp=gcp)
+                                   budget=budget, gcp=gcp)
         self.costs = Cost.of(comparison)
         return self.costs
 
@@ -627,6 +643,13 @@ class TenFlangModel:
         >>> land.plane.labels, land.loss.shape, len(land.paths[0])
         (('w',), (5,), 21)
         """
+        check_arguments(seed=seed, resolution=resolution)
+        if through is not None:
+            check_instance("through", through, Mapping | list | tuple,
+                           "two or three weight settings (a list, or a dict naming them)")
+        if paths is not None:
+            check_instance("paths", paths, Mapping, "a dict of runs ({label: model, "
+                           "TrainResult or list of Records})")
         evaluator = self.loss_evaluator(data)
         layout = evaluator.layout
         if through is not None:
@@ -678,6 +701,7 @@ class TenFlangModel:
         >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
         ('w', 'mean loss lambda')
         """
+        check_arguments(log=log, title=title)
         from .figures.landscape import landscape_figure  # matplotlib only when drawing
 
         land = self.landscape_data(along, through=through, seed=seed, resolution=resolution,
@@ -695,7 +719,14 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE, "net").show("order")
         <TenFlang views of 'net': order>
         """
-        names = views.parse_views(which) if isinstance(which, str | None) else list(which)
+        check_arguments(full=full, predict=predict)
+        if not isinstance(which, str | None):  # a list of names: as one text, checked alike
+            check_instance("which", which, list | tuple, "view names (a str or a list of them)")
+            which = ",".join(check_instance("which", name, str, "view names") for name in which)
+        try:
+            names = views.parse_views(which)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
         given = {"predict": predict}
         computed = {}
         for name in names:  # the model computes; the views only render what it hands them

@@ -21,7 +21,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ...core.errors import TenFlangError
+from ...core.errors import TenFlangError, printable
 from ...core.formatting import fmt_number
 from ...core.settings import TrainSettings
 from ...core.train import GradientDescent, TrainResult
@@ -212,7 +212,8 @@ class TrainingPanel:
             # The curve is an illustration: a plotting failure must not end or wedge the run.
             logger.debug("loss curve failed", exc_info=err)
             self._png = b""
-            self.session.note = f"could not draw the loss curve: {type(err).__name__}: {err}"
+            self.session.note = printable(f"could not draw the loss curve: "
+                                          f"{type(err).__name__}: {err}")
             self.message_html.value = self._message_html()
         self.plot.value = self._png
         grid_seconds = self._draw_landscape()
@@ -308,8 +309,8 @@ class TrainingPanel:
             # Like the curve, an illustration: it must not end or wedge the run.
             logger.debug("loss landscape failed", exc_info=err)
             self._landscape_png = b""
-            reason = err.first.message if isinstance(err, TenFlangError) else (
-                f"{type(err).__name__}: {err}")
+            reason = printable(err.first.message if isinstance(err, TenFlangError) else (
+                f"{type(err).__name__}: {err}"))
             self.session.note = f"could not draw the loss landscape: {reason}"
             self.message_html.value = self._message_html()
         self.landscape_plot.value = self._landscape_png
