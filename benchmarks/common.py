@@ -12,9 +12,14 @@ import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from tenflang_nb.core.agreement import entrywise_agreement
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def torch_or_none() -> Any:
@@ -51,6 +56,19 @@ def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
     return best, result
 
 
+def assert_same(got: Any, reference: Any, what: str, rtol: float = 1e-10,
+                atol: float = 1e-12) -> float:
+    """Check two contenders computed the same numbers, by the package's one rule
+    (``core.agreement.entrywise_agreement``: never where either side is NaN or infinite, the
+    message says which); the largest relative error."""
+    found = entrywise_agreement(got, reference, rtol=rtol, atol=atol)
+    problem = found.reason("the contender", "the reference")
+    if found.nonfinite is None and found.shapes is None and found.each is not None:
+        problem = f"{int(np.sum(~found.each))} values differ ({problem})"
+    assert found.ok, f"{what}: {problem}"
+    return found.error
+
+
 def machine() -> str:
     return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
             f"Python {platform.python_version()}, numpy {np.__version__}")
@@ -70,3 +88,18 @@ def seconds(t: float) -> str:
     if t >= 1:
         return f"{t:.2f} s"
     return f"{t * 1e3:.2f} ms"
+
+
+def model_cases() -> list[tuple[str, Any, Any]]:
+    """The three models the mode benchmarks compare on: (name, shape program, training data
+    or None for random inputs): the seed example, the XOR network, the digits network."""
+    from tenflang_nb.core import api
+    from tenflang_nb.core.examples import SEED_EXAMPLE
+
+    return [
+        ("seed example", api.parse(SEED_EXAMPLE), None),
+        ("xor 2-4-1", api.parse_file(EXAMPLES / "xor" / "shape.tf"),
+         api.load_data(EXAMPLES / "xor" / "training_data.txt")),
+        ("digits 64-32-10", api.parse_file(EXAMPLES / "digits" / "shape.tf"),
+         api.load_data(EXAMPLES / "digits" / "digits.npz")),
+    ]

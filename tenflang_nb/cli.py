@@ -10,19 +10,24 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+import numpy as np
 
 from . import __version__
 from .core import api
 from .core.bindings import weight_record
-from .core.datafiles import format_table, output_format, read_data
-from .core.errors import Diagnostic, TenFlangError
-from .core.ops import describe_operators
+from .core.datafiles import FORMATS, DataTable, format_table, output_format, read_data
+from .core.describe_ops import describe_operators
+from .core.errors import Diagnostic, TenFlangError, printable
+from .core.formatting import fmt_number
 from .core.preprocess import preprocess_text
 from .core.settings import SETTINGS, SettingsError, TrainSettings
-from .core.textio import OutputFile, read_text, write_atomic
+from .core.textio import OutputFile, output_problem, read_text, same_file, write_atomic
 from .core.train import Record
 
 
@@ -40,14 +45,48 @@ def _warn(diags: Sequence[Diagnostic], quiet: bool) -> None:
             print(d.render(), file=sys.stderr)
 
 
-def _parser(prog: str, description: str, epilog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the user's text in its messages escaped (``printable``): an option
+    or a file name must not drive the terminal through an error message."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(printable(message))
+
+
+def _parser(prog: str, description: str, epilog: str) -> _Parser:
+    p = _Parser(prog=prog, description=description, epilog=epilog,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write to FILE (atomically) instead of standard output")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings or progress")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
+
+
+def _check_outputs(p: _Parser, args: argparse.Namespace, reads: dict[str, str | None]) -> None:
+    """Refuse, before anything runs, an output file (``-o``, ``--log``) that cannot be
+    written or that is one of the files the command reads (a usage error)."""
+    outputs = {"-o/--output": args.output, "--log": getattr(args, "log", None)}
+    for option, path in outputs.items():
+        problem = path and output_problem(path, reads)
+        if problem:
+            p.error(f"argument {option}: {problem}")
+    if args.output and outputs["--log"] and (
+            os.path.realpath(args.output) == os.path.realpath(args.log)
+            or same_file(args.output, args.log)):
+        p.error("argument --log: the log and the output (-o) are the same file")
+
+
+def _formats_help() -> str:
+    """The data formats for a command's epilog, from the registry of formats."""
+    lines = ["data files (the format by the file's name, else by its first line):"]
+    for f in FORMATS.values():
+        written = f.written_to()
+        about = f"{f.doc} (recognised by {f.recognised_by()}" + (
+            f"; -o writes it to {written})" if written else ")")
+        lines += textwrap.wrap(about.replace("`", ""), 79, initial_indent=f"  {f.name:<10}",
+                               subsequent_indent=" " * 12, break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog: str) -> int:
@@ -67,7 +106,7 @@ def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog:
     except Exception as exc:  # a bug in tenflang_nb: still no traceback for the user
         if os.environ.get("TENFLANG_DEBUG"):
             traceback.print_exc()
-        print(f"{prog}: internal error: {type(exc).__name__}: {exc}\n"
+        print(printable(f"{prog}: internal error: {type(exc).__name__}: {exc}") + "\n"
               "(set TENFLANG_DEBUG=1 to see the traceback, and please report it)",
               file=sys.stderr)
         return 1
@@ -78,11 +117,12 @@ def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog:
 
 def _compiler(argv: list[str] | None) -> int:
     p = _parser("tfcompiler", "Compile a TenFlang shape program to its Gradient Computing "
-                "Program (GCP), or with --forward to its forward-mode program, printed on "
-                "standard output.",
+                "Program (GCP), or with --forward to its forward-mode program, or with --hvp "
+                "to its Hessian-vector program, printed on standard output.",
                 "example:\n  tfcompiler shape.tf > gcp.tf\n  tfcompiler --full shape.tf -o gcp.tf\n"
                 "  tfcompiler --forward shape.tf -o forward.tf   # the same gradients, forward "
-                "mode")
+                "mode\n  tfcompiler --hvp shape.tf -o hvp.tf           # H v: the GCP compiled "
+                "again")
     p.add_argument("shape", metavar="SHAPE.tf", nargs="?", help="the shape program")
     p.add_argument("--full", action="store_true",
                    help="keep every partial derivative (default: only what some weight's "
@@ -91,11 +131,17 @@ def _compiler(argv: list[str] | None) -> int:
                    help="write the forward-mode program instead: one sweep per weight "
                         "component carrying each variable's derivative d/v/d/w, with the "
                         "GCP's outputs d/L/d/w (run or train it like a GCP to compare)")
+    p.add_argument("--hvp", action="store_true",
+                   help="write the Hessian-vector program instead: the GCP, then the derivative "
+                        "along a direction v (inputs v/<w>, one per weight) of every value the "
+                        "gradients need; its outputs dv/d/L/d/w, averaged over examples, are "
+                        "H v (forward mode over the GCP)")
     p.add_argument("--expand", action="store_true",
                    help="print the program with vectors and macros expanded, do not compile")
     p.add_argument("--list-ops", action="store_true",
                    help="print the table of operators and exit")
     args = p.parse_args(argv)
+    _check_outputs(p, args, {"SHAPE.tf": args.shape})
     if args.list_ops:
         _emit(describe_operators(), args.output)
         return 0
@@ -105,10 +151,17 @@ def _compiler(argv: list[str] | None) -> int:
     if args.expand:
         _emit(preprocess_text(text, args.shape), args.output)
         return 0
-    if args.forward and args.full:
-        p.error("--forward and --full cannot be combined (--full is reverse mode's)")
+    modes = [f"--{name}" for name in ("forward", "hvp", "full") if getattr(args, name)]
+    if len(modes) > 1:
+        p.error(f"{' and '.join(modes)} cannot be combined: one program at a time (--full "
+                "is the GCP's)")
     program = api.parse(text, args.shape)
-    gcp = api.compile_forward(program) if args.forward else api.compile(program, full=args.full)
+    if args.forward:
+        gcp = api.compile_forward(program)
+    elif args.hvp:
+        gcp = api.compile_hvp(program)
+    else:
+        gcp = api.compile(program, full=args.full)
     _warn(program.warnings, args.quiet)
     _emit(gcp.text, args.output)
     return 0
@@ -133,23 +186,11 @@ class _Progress:
         if self.enabled and (now - self.last > 0.2 or trainer.done):
             self.last = now
             sys.stderr.write(f"\riteration {record.iteration}/{self.max_iter}  "
-                             f"loss {record.loss:.6g}  |grad| {record.grad_norm:.3g}   ")
+                             f"loss {fmt_number(record.loss)}  "
+                             f"|grad| {fmt_number(record.grad_norm, 3)}   ")
             if trainer.done:
                 sys.stderr.write("\n")
             sys.stderr.flush()
-
-
-def _check_writable(path: str) -> str | None:
-    """Why ``path`` cannot be written (checked before a long run, not after), or None."""
-    if os.path.isdir(path):
-        return f"{path} is a directory"
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        return f"no such directory: {directory}"
-    if not os.access(directory, os.W_OK | os.X_OK) or (
-            os.path.exists(path) and not os.access(path, os.W_OK)):
-        return f"cannot write {path}: permission denied"
-    return None
 
 
 def _add_settings(p: argparse.ArgumentParser) -> None:
@@ -161,7 +202,7 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
                        metavar=setting.name.upper(), help=setting.help + default)
 
 
-def _settings(p: argparse.ArgumentParser, args: argparse.Namespace) -> TrainSettings:
+def _settings(p: _Parser, args: argparse.Namespace) -> TrainSettings:
     """The options as checked settings; a bad one is a usage error (exit status 2)."""
     try:
         values = {name: setting.parse(value) if isinstance(value, str) else value
@@ -176,8 +217,7 @@ def _weightcalc(argv: list[str] | None) -> int:
     p = _parser("tfweightcalc", "Find the weights minimising the mean loss over the training "
                 "data by gradient descent, running the GCP on all examples at once.",
                 "example:\n  tfweightcalc gcp.tf training_data.txt > weights.txt\n\n"
-                "DATA: one record per line ({x: 1, y: 0}), a CSV file with a header, the "
-                "original's 'name value' lines, or an .npz file.")
+                + _formats_help())
     p.add_argument("gcp", metavar="GCP.tf", help="a gradient program made by tfcompiler")
     p.add_argument("data", metavar="DATA", help="the training data (inputs and expected "
                    "outputs)")
@@ -185,13 +225,10 @@ def _weightcalc(argv: list[str] | None) -> int:
     p.add_argument("--log", metavar="FILE", help="write iteration,loss,grad_norm as CSV")
     args = p.parse_args(argv)
     settings = _settings(p, args)
-    if args.log:
-        problem = _check_writable(args.log)
-        if problem:
-            p.error(f"argument --log: {problem}")
-    gcp = api.parse(read_text(args.gcp), args.gcp)
+    _check_outputs(p, args, {"GCP.tf": args.gcp, "DATA": args.data})
+    gcp_program = api.parse(read_text(args.gcp), args.gcp)
     data = read_data(args.data)
-    trainer = api.trainer(gcp, data, settings)
+    trainer = api.trainer(gcp_program, data, settings)
     progress = _Progress(sys.stderr.isatty() and not args.quiet, settings.max_iter)
     # the log is written as training goes (the history keeps only every k-th record of a
     # long run), whole or not at all, and also when training stops on an error
@@ -217,8 +254,8 @@ def _weightcalc(argv: list[str] | None) -> int:
             state = f"ran {trainer.iterations} iterations (--tol 0: no convergence test)"
         else:
             state = f"warning: stopped by --max-iter {settings.max_iter} before converging"
-        print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {last.loss:.6g}, "
-              f"|grad| {last.grad_norm:.3g} (tol {settings.tol})", file=sys.stderr)
+        print(f"tfweightcalc: {state}: loss ({trainer.loss_name}) {fmt_number(last.loss)}, "
+              f"|grad| {fmt_number(last.grad_norm, 3)} (tol {settings.tol})", file=sys.stderr)
     # in the format the output's extension promises, so that tfevaluate reads it back
     _emit(format_table([trainer.weights], output_format(args.output),
                        args.output or "<stdout>"), args.output)
@@ -236,13 +273,16 @@ def weightcalc_main(argv: list[str] | None = None) -> int:
 def _evaluate(argv: list[str] | None) -> int:
     p = _parser("tfevaluate", "Run a TenFlang program once per input record and print its "
                 "output and loss values, one record per line (null: no value).",
-                "example:\n  tfevaluate shape.tf new_inputs.txt weights.txt")
+                "example:\n  tfevaluate shape.tf new_inputs.txt weights.txt\n\n"
+                + _formats_help())
     p.add_argument("program", metavar="PROGRAM.tf")
     p.add_argument("inputs", metavar="INPUTS", help="one or more input records")
     p.add_argument("weights", metavar="WEIGHTS", nargs="?",
                    help="the weights (one record, from tfweightcalc); omit it when the "
                         "inputs give the weights")
     args = p.parse_args(argv)
+    _check_outputs(p, args, {"PROGRAM.tf": args.program, "INPUTS": args.inputs,
+                             "WEIGHTS": args.weights})
     program = api.parse(read_text(args.program), args.program)
     inputs = read_data(args.inputs)
     weights = None
@@ -256,19 +296,17 @@ def _evaluate(argv: list[str] | None) -> int:
     return 0
 
 
-def _warn_nonfinite(program: api.Program, inputs: object, weights: dict | None,
+def _warn_nonfinite(program: api.Program, inputs: DataTable, weights: dict | None,
                     results: list[dict]) -> None:
     """Say where the first NaN or infinite result came from (e.g. ln of a negative number)."""
-    import numpy as np
-
     for i, row in enumerate(results):
         for name, value in row.items():
             if value is not None and not np.all(np.isfinite(value)):
-                record = inputs.record(i)  # type: ignore[attr-defined]
+                record = inputs.record(i)
                 bad = api.first_nonfinite(program, {**record, **(weights or {})}, name)
                 where = bad.src.diag(f"'{bad.target}' is NaN or infinite here",
                                      1, severity="warning").render() if bad else ""
-                print(f"tfevaluate: warning: record {i + 1}: '{name}' is not finite"
+                print(f"tfevaluate: warning: record {i + 1}: '{printable(name)}' is not finite"
                       + (f"\n{where}" if where else ""), file=sys.stderr)
                 return
 

@@ -1,8 +1,9 @@
-"""The Guide's generated tables (operators, training settings, views) and their refresher.
+"""The Guide's generated tables (operators, training settings, views, data formats) and their
+refresher.
 
 Each table in ``docs/guide.md`` sits between ``<!-- BEGIN generated: NAME -->`` and
 ``<!-- END generated: NAME -->``; a test holds it equal to what the tables in the code say.
-After adding an operator, a setting or a view::
+After adding an operator, a setting, a view or a data format::
 
     python -m tenflang_nb.guide docs/guide.md
 
@@ -17,10 +18,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .core.ops import describe_operators
+from .core.datafiles import FORMATS
+from .core.describe_ops import derivative_table, operator_table
 from .core.settings import SETTINGS
 
-__all__ = ["TABLES", "section", "settings_table", "update", "views_table"]
+__all__ = ["TABLES", "formats_table", "section", "settings_table", "update", "views_table"]
 
 
 def _cell(text: object) -> str:
@@ -47,10 +49,22 @@ def views_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def formats_table() -> str:
+    """The data file formats: how a file is recognised, where ``-o`` writes it, what it holds."""
+    rows = ["| format | recognised by | `-o` writes it to | holds |", "|---|---|---|---|"]
+    for f in FORMATS.values():
+        binary = " (binary)" if f.binary else ""
+        rows.append(f"| `{f.name}`{binary} | {f.recognised_by()} | {f.written_to()} | "
+                    f"{_cell(f.doc)} |")
+    return "\n".join(rows) + "\n"
+
+
 TABLES: dict[str, Callable[[], str]] = {
-    "operators": describe_operators,
+    "operators": operator_table,
+    "derivatives": derivative_table,
     "settings": settings_table,
     "views": views_table,
+    "formats": formats_table,
 }
 
 

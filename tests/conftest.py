@@ -103,6 +103,20 @@ def cli() -> Runner:
     return run
 
 
+@pytest.fixture(scope="session")
+def fused_vm() -> Any:
+    """The fused engine's compiled loops (core/fusedvm.py), loaded once a session: the first
+    compile on a machine takes 9-16 s, after that numba's disk cache about a second, so no
+    test pays it on its own (the engine's command-line tests load that cache). Skips where
+    numba is missing or its loops fail to compile."""
+    from tenflang_nb.core import fused
+
+    module = fused.load(wait=True)
+    if module is None:
+        pytest.skip(f"the fused engine is unavailable here: {fused.status()}")
+    return module
+
+
 @dataclass(frozen=True)
 class Call:
     """One command line to run in ``cwd``."""

@@ -1,9 +1,13 @@
 """The layout the Guide describes, held to the code: data flows one way through the core, the
-core imports no notebook code and no IPython, and the Guide's generated tables are current."""
+core imports no notebook code and no IPython, no module of the package takes part in an
+import circle, the notebook's renderers import no model, the Guide's generated tables are
+current, and a notebook cell never imports numba."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,12 +23,18 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # is its submodules ("datafiles.brace", in the order they use each other) then its
 # __init__, all at the package's place.
 FLOW = [
-    "errors", "perf", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
-    "program", "graph", "examples", "backprop", "forward", "plan", "fusedplan", "fusedvm",
-    "fused", "optimizers", "settings",
+    "errors", "arguments", "perf", "formatting", "agreement", "ops", "lexical", "textio",
+    "macros", "syntax", "guard", "preprocess", "program", "graph", "examples", "backprop",
+    "forward", "hvp", "describe_ops", "dimensions", "plan", "fusedplan", "fusedvm", "fused",
+    "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
-    "datafiles", "bindings", "train", "gradcheck", "backprop_check", "cost", "landscape", "api",
+    "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "draws",
+    "backprop_check.report", "backprop_check.require", "backprop_check.reference",
+    "backprop_check.student", "backprop_check.hints", "backprop_check.blame", "backprop_check",
+    "random_programs", "engine_check",
+    "grading", "cost", "landscape.geometry", "landscape.evaluation", "landscape.grid",
+    "landscape", "curvature", "api",
 ]
 CORE = PACKAGE / "core"
 
@@ -116,6 +126,117 @@ def test_the_guide_lists_every_core_module() -> None:
             assert f"`{module}`" in text, f"the Guide's architecture section misses core/{module}"
 
 
+# ------------------------------------------------------------------------------ the package
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name)."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        found[".".join(parts).removesuffix(".__init__")] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _ancestors(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:k]) for k in range(1, len(parts))]
+
+
+def _imported(module: str) -> set[str]:
+    """The package's modules that ``module`` imports anywhere (at the top, in a function or
+    under TYPE_CHECKING), each with the packages Python initialises to import it (those that
+    are not already being imported: the importer's own)."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                target = ".".join(filter(None, [base, node.module]))
+            else:
+                target = node.module or ""
+            named.update(f"{target}.{alias.name}" if f"{target}.{alias.name}" in MODULES
+                         else target for alias in node.names)
+    own = set(_ancestors(module))
+    edges = {name for name in named if name in MODULES}
+    edges |= {p for name in edges for p in _ancestors(name) if p not in own}
+    return edges - {module}
+
+
+IMPORTS = {module: _imported(module) for module in MODULES}
+
+
+def _circle() -> list[str] | None:
+    """One import circle of the package, as the modules round it (None: there is none)."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        if module in path:
+            return [*path[path.index(module):], module]
+        if module in done:
+            return None
+        path.append(module)
+        for other in sorted(IMPORTS[module]):
+            found = visit(other)
+            if found:
+                return found
+        path.pop()
+        done.add(module)
+        return None
+
+    return next((c for m in sorted(MODULES) if (c := visit(m))), None)
+
+
+def test_the_import_reading_sees_every_kind_of_import() -> None:
+    # a wrong reading would find no circle anywhere: these edges are known to be there
+    assert "tenflang_nb.notebook.views.step" in IMPORTS["tenflang_nb.notebook.views"]
+    # function-local, and a submodule's package (initialised first)
+    assert "tenflang_nb.notebook.panel.widget" in IMPORTS["tenflang_nb.notebook.model"]
+    assert "tenflang_nb.notebook.panel" in IMPORTS["tenflang_nb.notebook.model"]
+    # under TYPE_CHECKING; ``from . import name`` of a submodule
+    assert "tenflang_nb.core.backprop" in IMPORTS["tenflang_nb.notebook.views.base"]
+    assert "tenflang_nb.notebook.views.graph" in IMPORTS["tenflang_nb.notebook.views.card"]
+
+
+def test_no_import_circle_in_the_package() -> None:
+    """model -> views -> stepper -> model was one: a module must not need, however
+    indirectly, a module that needs it (a circle breaks on import, or only works in the
+    order a test happens to import things)."""
+    circle = _circle()
+    assert circle is None, "import circle: " + " -> ".join(circle or [])
+
+
+def _reachable(module: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for other in IMPORTS[todo.pop()] - seen:
+            seen.add(other)
+            todo.append(other)
+    return seen
+
+
+RENDERERS = sorted(m for m in MODULES if m.startswith(("tenflang_nb.notebook.views",
+                                                        "tenflang_nb.notebook.figures",
+                                                        "tenflang_nb.notebook.panel")))
+
+
+@pytest.mark.parametrize("module", RENDERERS)
+def test_renderers_import_no_model(module: str) -> None:
+    """The model computes and hands the views what they show; a renderer (a view, a figure,
+    the panel) only reads what it is given, so it needs no model class."""
+    assert "tenflang_nb.notebook.model" not in _reachable(module)
+
+
 @pytest.mark.parametrize("table", list(guide.TABLES))
 def test_the_guides_generated_tables_are_current(table: str) -> None:
     """The operator, settings and views tables are generated: run
@@ -123,7 +244,32 @@ def test_the_guides_generated_tables_are_current(table: str) -> None:
     assert guide.section(GUIDE.read_text("utf-8"), table) == guide.TABLES[table]()
 
 
-def test_the_operator_table_is_the_one_tfcompiler_lists() -> None:
-    from tenflang_nb.core.ops import describe_operators
+def test_the_operator_tables_are_the_ones_tfcompiler_lists() -> None:
+    from tenflang_nb.core.describe_ops import describe_operators
 
-    assert guide.section(GUIDE.read_text("utf-8"), "operators") == describe_operators()
+    text = GUIDE.read_text("utf-8")
+    listed = guide.section(text, "operators") + "\n" + guide.section(text, "derivatives")
+    assert listed == describe_operators()
+
+
+def test_a_tenflang_cell_never_imports_numba() -> None:
+    """numba (the fused engine's: core/fused.py) is imported only for a batch large enough to
+    pay for it, never for what a tutorial's cell does: importing it takes 0.3-0.5 s, and
+    compiling its loops 9-16 s the first time on a machine."""
+    code = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "from tenflang_nb.core.examples import SEED_EXAMPLE\n"
+        "ip = InteractiveShell.instance()\n"
+        "ip.run_line_magic('load_ext', 'tenflang_nb')\n"
+        "ip.user_ns['data'] = {'x': [1.0, -1.0, 2.0], 'y': [0.9, 0.1, 0.95]}\n"
+        "cell = '%%tenflang net --show graph,gcp,cost --train data --no-live --max-iter 50 "
+        "--landscape\\n' + SEED_EXAMPLE\n"
+        "assert ip.run_cell(cell).success\n"
+        "net = ip.user_ns['net']\n"
+        "net.curvature().top_eigenvalue(); net.gradcheck(); net.landscape_data(resolution=8)\n"
+        "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules) or 'none')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == "none", result.stdout

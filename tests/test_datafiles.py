@@ -21,6 +21,8 @@ from hypothesis.extra import numpy as hnp
 
 from tenflang_nb.core import datafiles
 from tenflang_nb.core.datafiles import (
+    FORMATS,
+    DataFormat,
     DataTable,
     format_record,
     format_table,
@@ -1041,6 +1043,57 @@ def test_format_table_refusals() -> None:
         format_table([{"x": 1.0}], "original")
     assert format_table([{}], "brace") == "{}\n"
     assert format_table([{"o": math.nan}], "csv") == "o\nnan\n"  # as brace: never valid data
+
+
+# ---------------------------------------------------------------------------------------
+# the registry of formats: what each entry says holds for its reader and writer
+
+
+WRITTEN = [f for f in FORMATS.values() if f.write]
+
+
+@pytest.mark.parametrize("fmt", WRITTEN, ids=[f.name for f in WRITTEN])
+def test_every_writer_is_read_back_as_its_entry_says(fmt: DataFormat, tmp_path: Path) -> None:
+    records = [{"x": 1.5, "W": np.array([[1.0, -0.25]])}, {"x": None, "W": np.zeros((1, 2))}]
+    want = rows(from_records(records))
+    content = format_table(records, fmt.name, "out")
+    assert isinstance(content, bytes) == fmt.binary
+
+    def read(name: str, format: str | None = None) -> list[dict[str, object]]:
+        path = tmp_path / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return rows(read_data(path, format))
+
+    for ext in fmt.extensions:  # the name -o gives it, read_data reads by
+        assert output_format(f"w{ext.upper()}") == fmt.name
+        assert read(f"w{ext}") == want
+    assert read("w.bin", fmt.name) == want
+    if not fmt.binary:  # found by its first line, and parsed as text
+        assert read("w.bin") == want
+        assert rows(parse_data(str(content), format=fmt.name)) == want
+
+
+def test_every_format_is_named_where_formats_are_listed() -> None:
+    unknown = error_of("{x: 1}", "json").first.message
+    assert unknown.endswith(f"(expected one of {', '.join(FORMATS)})")
+    with pytest.raises(TenFlangError) as info:
+        format_table([{"x": 1.0}], "json")
+    assert info.value.first.message.endswith(
+        f"(expected one of {', '.join(f.name for f in WRITTEN)})")
+    binary = [f for f in FORMATS.values() if f.binary]
+    for fmt in binary:
+        assert error_of("{x: 1}", fmt.name).first.message == (
+            f"{fmt.name} is a binary format: read it with read_data")
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [dict(), dict(parse=parse_data, read=read_data),
+     dict(parse=parse_data, sniff=bool), dict(read=read_data, sniff=bool, sniff_doc="x")],
+    ids=["no reader", "two readers", "sniff without doc", "binary sniff"])
+def test_a_registry_entry_is_checked(entry: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="data format 'new'"):
+        DataFormat("new", "a new format", **entry)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import program_text
+from helpers_fd import assert_agree
 
 from tenflang_nb.core import api
 from tenflang_nb.core.errors import TenFlangError
@@ -25,14 +26,8 @@ SEED_INTERPRETER_EXAMPLE = program_text(
 
 
 def run_one(source: str, values: dict[str, Any], names: list[str]) -> dict[str, Any]:
-    run = Plan(parse(source)).bind(values, n=1)
-    with np.errstate(all="ignore"):
-        run.run()
-    out: dict[str, Any] = {}
-    for name in names:
-        v = run.value(name)
-        out[name] = None if v is None else np.array(v[0])
-    return out
+    found = Plan(parse(source)).example(values, names)
+    return {name: None if v is None else np.array(v) for name, v in found.items()}
 
 
 # ------------------------------------------------------------------------ the seed
@@ -197,7 +192,7 @@ def test_tensor_kernel(case: tuple[str, str, dict[str, tuple[int, ...]], Any]) -
     got = run_one(head + f"declare output o\ndefine o = {expr}\n", values, ["o"])["o"]
     expected = np.asarray(reference(*values.values()), dtype=float)
     assert got.shape == expected.shape
-    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-14)
+    assert_agree(got, expected, rtol=1e-13, atol=1e-14)
 
 
 def test_softmax_and_logsumexp_of_large_values() -> None:
@@ -253,8 +248,25 @@ def test_batch_matches_one_example_at_a_time() -> None:
     assert batch_o is not None and batch_l is not None
     for i in range(n):
         o = np.tanh((W @ xs[i] + b) * ss[i])
-        np.testing.assert_allclose(batch_o[i], o, rtol=1e-14)
+        assert_agree(batch_o[i], o, rtol=1e-14, atol=0.0)
         assert float(batch_l[i]) == pytest.approx(float(o.sum()), rel=1e-14)
+
+
+def test_the_plans_entry_points_agree_and_treat_none_as_null() -> None:
+    source = program_text("declare input x", "declare input v [2]", "declare weight w",
+                          "declare output y", "declare output u", "define y = mul x w",
+                          "define u = mul v w")
+    plan = Plan(parse(source))
+    xs = np.array([1.0, 2.0, 4.0])
+    rows = [plan.example({"x": x, "v": None, "w": 0.5}) for x in xs]
+    assert rows == [{"y": 0.5 * x, "u": None} for x in xs]
+    assert isinstance(rows[0]["y"], float)  # a scalar is a float, not a 0-d array
+    run = plan.run({"x": xs, "v": None, "w": 0.5}, 3)
+    assert run.value("y").tolist() == [0.5, 1.0, 2.0] and run.value("u") is None
+    means = plan.means({"x": xs, "v": np.array([[1.0, 2.0]] * 3), "w": 0.5}, 3, ["y", "u"])
+    assert float(means["y"]) == pytest.approx(7.0 / 6.0)
+    assert means["u"].tolist() == [0.5, 1.0]
+    assert interpret(parse(source), {"x": 2.0, "w": 0.5}) == {"y": 1.0, "u": None}
 
 
 def test_batch_axis_is_not_confused_with_a_data_axis() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,10 +21,20 @@ from pathlib import Path
 
 import pytest
 
+from tenflang_nb.core import lexical
 from tenflang_nb.core.lexical import INSTRUCTIONS, KINDS, MACRO_DIRECTIVE, RESERVED_WORDS
 from tenflang_nb.core.ops import operator_names
-from tenflang_nb.editor_words import word_lists, words_json, write_words_module
+from tenflang_nb.editor_words import (
+    editor_css,
+    patterns,
+    patterns_json,
+    word_lists,
+    words_json,
+    write_words_module,
+)
+from tenflang_nb.lexer import MAGIC_LINE_PATTERN
 from tenflang_nb.notebook.magic import TenFlangMagics
+from tenflang_nb.palette import PALETTE
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "labextension"
@@ -47,6 +58,29 @@ def test_word_lists_are_the_python_tables() -> None:
     assert not set(words["instructions"]) & set(words["reserved"])
 
 
+def test_patterns_are_the_lexical_rules() -> None:
+    """The highlighter reads names and numbers with the patterns the parser uses: whatever the
+    pattern (Python's regular expressions read as JavaScript's) accepts is what lexical does."""
+    table = patterns()
+    assert table["name"] == lexical.PLAIN_NAME_PATTERN
+    assert table["derivative"] == lexical.DERIVATIVE_PATTERN
+    assert table["number"] == lexical.NUMBER_PATTERN
+    assert table["end"] == lexical.WORD_END
+    for token in ("w", "x.0", "_h1", "d/L/d/w", "d/o/d/z:0", "2", "-1.5", ".5", "3e-2", "2x",
+                  "inf", "a-b", "\u0663", "1.2.3", "d/L"):
+        name = re.fullmatch(table["name"], token) or re.fullmatch(table["derivative"], token)
+        assert bool(name) == lexical.matches_name(token), token
+        assert bool(re.fullmatch(table["number"], token)) == lexical.is_number(token), token
+
+
+def test_the_typescript_spells_no_pattern() -> None:
+    """Names and numbers come from the generated module, as the words do."""
+    source = (SOURCE / "src" / "language.ts").read_text("utf-8")
+    for pattern in patterns().values():
+        assert pattern not in source
+    assert "[eE]" not in source and "A-Za-z_]" not in source
+
+
 def test_flags_are_the_magic_options_without_a_value() -> None:
     flags = word_lists()["flags"]
     assert "--full" in flags and "--no-live" in flags
@@ -62,12 +96,16 @@ def test_words_module(tmp_path: Path) -> None:
     text = out.read_text("utf-8")
     assert "do not edit" in text.splitlines()[0]
     assert f"JSON.parse('{words_json()}')" in text
+    assert f"JSON.parse('{patterns_json()}')" in text
     assert json.loads(words_json()) == word_lists()
+    assert json.loads(patterns_json()) == patterns()
 
 
 def test_words_json_refuses_what_needs_escaping() -> None:
     with pytest.raises(ValueError, match="cannot be written"):
         words_json({"operators": ["it's"]})
+    with pytest.raises(ValueError, match="cannot be written"):
+        patterns_json({"number": r"[0-9]+\.[0-9]*"})  # would need escaping twice
 
 
 def test_committed_bundle_holds_the_current_words() -> None:
@@ -75,6 +113,30 @@ def test_committed_bundle_holds_the_current_words() -> None:
     this says so without Node.js."""
     bundle = "".join(p.read_text("utf-8") for p in sorted((BUILT / "static").glob("*.js")))
     assert words_json() in bundle, f"the shipped highlighter's words are stale: {REBUILD}"
+    assert patterns_json() in bundle, f"the shipped highlighter's patterns are stale: {REBUILD}"
+    style = editor_css().replace("\n", " ")
+    assert style in bundle, f"the shipped highlighter's colours are stale: {REBUILD}"
+
+
+def test_the_editor_colours_are_the_palette() -> None:
+    """One rule per category in its light colour, one in its dark colour under a dark
+    JupyterLab theme; the TypeScript has a tag for every category and spells no colour."""
+    style = editor_css()
+    source = (SOURCE / "src" / "language.ts").read_text("utf-8")
+    for category, colour in PALETTE.items():
+        assert (f".cm-editor .cm-tenflang-{category} {{ color: {colour.light};"
+                in style), category
+        assert (f"body[data-jp-theme-light=false] .cm-editor .cm-tenflang-{category} "
+                f"{{ color: {colour.dark} }}" in style), category
+        assert re.search(rf"^  {category}: ", source, re.M), f"no tag for {category}"
+    assert not re.search(r"#[0-9a-fA-F]{6}\b", source), "a colour spelled in language.ts"
+
+
+def test_the_magic_line_is_the_lexers() -> None:
+    assert patterns()["magic"] == MAGIC_LINE_PATTERN
+    for line, magic in (("%%tenflang net", True), ("%%tenflang_check m", True),
+                        ("%%tenflang", True), ("%%tenflangx", False), ("%%time", False)):
+        assert bool(re.match(MAGIC_LINE_PATTERN, line)) == magic, line
 
 
 def test_committed_bundle_is_complete() -> None:

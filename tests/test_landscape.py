@@ -10,16 +10,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers_fd import assert_agree
 
 from tenflang_nb.core import api, ops
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.landscape import (
+    DescentPath,
     Landscape,
     Layout,
     LossEvaluator,
     Plane,
-    _Folded,
     filter_normalized,
     grid_limits,
     landscape,
@@ -27,12 +28,17 @@ from tenflang_nb.core.landscape import (
     plane_for,
     plane_through,
 )
-from tenflang_nb.core.landscape import Path as LandPath
+from tenflang_nb.core.landscape.evaluation import _Folded
 from tenflang_nb.core.settings import TrainSettings
 from tenflang_nb.core.train import History, Record
+from tenflang_nb.notebook.figures import (
+    LandscapeFigure,
+    LiveFigure,
+    LiveLandscape,
+    landscape_figure,
+)
 from tenflang_nb.notebook.model import TenFlangModel
-from tenflang_nb.notebook.panel import LiveLandscape, TrainingPanel
-from tenflang_nb.notebook.plotting import LandscapeFigure, LiveFigure, landscape_figure
+from tenflang_nb.notebook.panel import TrainingPanel
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 LOGISTIC = str(EXAMPLES / "logistic" / "training_data.txt")
@@ -92,7 +98,7 @@ def test_the_digits_grid_folds_the_first_layer_and_stays_exact(digits: dict) -> 
     coords = np.array([[-1.2, 0.4], [0.0, 0.0], [0.7, -0.9], [1.4, 1.4], [0.1, 0.2]])
     fast = evaluator.plane_losses(plane, coords)
     slow = evaluator.losses(plane.points(coords))
-    np.testing.assert_allclose(fast, slow, rtol=1e-12)
+    assert_agree(fast, slow, rtol=1e-12, atol=0.0)
     weights = evaluator.layout.weights(plane.points(coords[2:3])[0])
     assert fast[2] == pytest.approx(interpreter_loss(m, weights), rel=1e-12)
 
@@ -141,7 +147,7 @@ def test_operators_are_affine_where_the_table_says(name: str) -> None:
     rng = np.random.default_rng(1)
     shapes = {"matmul": ((3,), (3, 2)), "outer": ((3,), (2,)), "sumto": ((4, 3), (3,)),
               "broadcast": ((3,), (4, 3)), "transpose": ((3, 2),)}.get(name, ((3,),) * op.arity)
-    spec = ops.KernelSpec(shapes, op.shape(*shapes), (False,) * op.arity, (None,) * op.arity)
+    spec = ops.KernelSpec(shapes, op.shape_rule(*shapes), (False,) * op.arity, (None,) * op.arity)
     kernel = op.kernel(spec)
     base = [rng.normal(size=(1, *s)) for s in shapes]
     for i in op.affine_in:
@@ -244,11 +250,11 @@ def test_the_path_is_the_records_with_snapshots_and_the_grid_covers_it() -> None
 def test_grid_limits_cover_marks_skip_non_finite_points_and_widen_a_point() -> None:
     plane = Plane(np.zeros(2), np.eye(2), ("a", "b"), "through",
                   marks={"A": (0.0, 0.0), "B": (1.0, 0.0), "C": (0.0, 1.0)})
-    path = LandPath("p", np.arange(3), np.array([[0.5, 0.5], [np.inf, 0.0], [0.2, 2.0]]),
+    path = DescentPath("p", np.arange(3), np.array([[0.5, 0.5], [np.inf, 0.0], [0.2, 2.0]]),
                     np.ones(3), np.zeros(3))
     (a_lo, a_hi), (b_lo, b_hi) = grid_limits(plane, [path])
     assert a_lo < 0 < 1 < a_hi and b_lo < 0 and b_hi > 2 and np.isfinite(a_hi)
-    single = LandPath("p", np.arange(1), np.array([[4.0]]), np.ones(1), np.zeros(1))
+    single = DescentPath("p", np.arange(1), np.array([[4.0]]), np.ones(1), np.zeros(1))
     line = Plane(np.zeros(1), np.eye(1), ("w",), "weights")
     assert grid_limits(line, [single]) == ((2.0, 6.0),)
 
@@ -398,11 +404,11 @@ def test_landscape_needs_data_and_a_loss() -> None:
 def test_live_figure_redraws_only_the_path() -> None:
     plane = Plane(np.zeros(1), np.eye(1), ("w",), "weights")
     grid = (np.linspace(-2, 2, 9),)
-    first = LandPath("p", np.arange(1), np.array([[0.0]]), np.array([4.0]), np.zeros(1))
+    first = DescentPath("p", np.arange(1), np.array([[0.0]]), np.array([4.0]), np.zeros(1))
     land = Landscape(plane, grid, grid[0] ** 2 + 4, (first,))
     live = LiveFigure(land)
     a = live.png([first])
-    moved = LandPath("p", np.arange(2), np.array([[0.0], [1.0]]), np.array([4.0, 5.0]),
+    moved = DescentPath("p", np.arange(2), np.array([[0.0], [1.0]]), np.array([4.0, 5.0]),
                      np.zeros(2))
     b = live.png([moved])
     assert a != b and live.png([first]) == a  # the background is kept, the path redrawn
@@ -419,33 +425,32 @@ def panel(example: str, data: Any, landscape: bool = True, **settings: Any) -> T
 
 def test_panel_shows_the_landscape_when_ticked() -> None:
     p = panel("linear", LINEAR, landscape=False, lr=0.3, max_iter=12)
-    assert p.landscape_plot.value == b"" and "loss landscape" not in p._static_html()
+    assert p.landscape_plot.value == b"" and "loss landscape" not in p.static_html()
     assert p.landscape_plot.layout.display == "none"
     p.show_landscape.value = True  # the box: draws at once, before any training
     assert p.landscape_plot.value[:4] == b"\x89PNG" and p.landscape_plot.layout.display is None
     p.run_sync()
     assert p.state == "done"
-    land = p._landscape.landscape
+    land = p.live_landscape.landscape
     assert land is not None and len(land.paths[0]) == 13
-    html = p._static_html()
+    html = p.static_html()
     assert "alt='loss landscape" in html and "alt='loss curve" in html
     p.show_landscape.value = False
-    assert "loss landscape" not in p._static_html()
+    assert "loss landscape" not in p.static_html()
 
 
 def test_panel_landscape_grid_once_per_run_path_redrawn() -> None:
     p = panel("xor", XOR, lr=2, max_iter=200)
-    live = p._landscape
+    live = p.live_landscape
     grids = live.grids  # the idle panel drew one, through the initial weights
     assert grids == 1
 
     async def scenario() -> None:
         p.redraw_seconds = 0.0
         p.start()
-        assert p._task is not None
-        await p._task
+        assert p.session.task is not None
+        await p.session.task
 
-    p.live = True
     asyncio.run(scenario())
     assert p.state == "done" and p.redraws >= 3
     # a new grid when the run began and one through the final weights at its end (random
@@ -454,7 +459,7 @@ def test_panel_landscape_grid_once_per_run_path_redrawn() -> None:
     assert np.array_equal(live.landscape.plane.origin,
                           live.evaluator.layout.flat(p.trainer.weights))
     before = live.grids
-    p._draw()  # a redraw of the same finished run: the path only
+    p.redraw()  # a redraw of the same finished run: the path only
     assert live.grids == before
 
 
@@ -478,7 +483,7 @@ def test_live_landscape_recomputes_only_when_the_path_leaves_the_grid() -> None:
 
 def test_panel_landscape_for_zero_weights_falls_back_to_two_components() -> None:
     p = panel("xor", XOR, init="zeros", lr=2, max_iter=5)
-    land = p._landscape.landscape
+    land = p.live_landscape.landscape
     assert land.plane.kind == "components" and land.plane.labels == ("W1[0, 0]", "W1[0, 1]")
     assert "could not draw" not in p.message_html.value
 
@@ -501,11 +506,11 @@ def test_panel_state_machine_unchanged_with_the_landscape_shown() -> None:
     p = TrainingPanel(lambda s: api.trainer(gcp, data, s), TrainSettings(max_iter=40),
                       live=False, landscape=True)
     first = p.run_sync()
-    p._on_train()  # starts over
+    p.session.train()  # starts over
     assert p.state == "done" and p.trainer.result().history == first.history
-    p._on_reset()
+    p.reset()
     assert p.state == "idle" and p.landscape_plot.value[:4] == b"\x89PNG"
-    assert len(p._landscape.landscape.paths[0]) == 1  # only the starting point
+    assert len(p.live_landscape.landscape.paths[0]) == 1  # only the starting point
 
 
 def test_history_records_keep_weights_for_the_path() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,8 +111,13 @@ def test_bad_program_shows_line_and_caret_and_binds_nothing(ip: Any) -> None:
     assert result.success  # shown, not raised: no traceback
     assert "net" not in ip.user_ns
     text = plain(cap)[0]
-    assert text.splitlines()[:3] == ["net.tf: line 10: error: unknown operator 'logistik'",
-                                    "    define o = logistik z", "               ^^^^^^^^"]
+    # line 10 of the program is line 11 of the cell: under the %%tenflang line, where the
+    # editor (its line numbers on) shows it
+    headline = "net.tf: line 10 (line 11 of the cell): error: unknown operator 'logistik'"
+    assert text.splitlines()[:3] == [headline, "    define o = logistik z",
+                                     "               ^^^^^^^^"]
+    assert f"%%tenflang net\n{BAD}".splitlines()[11 - 1] == "define o = logistik z"
+    assert html_lib.escape(headline) in html(cap)
     assert "tf-caret" in html(cap) and 'class="tf-bad" data-tf-line="10"' in html(cap)
     assert "nothing was bound" in html(cap)
     assert "Traceback" not in cap.stdout + cap.stderr + html(cap)
@@ -134,7 +140,9 @@ def test_every_error_is_reported_not_only_the_first(ip: Any) -> None:
 
 def test_warnings_are_shown(ip: Any) -> None:
     _, cap = run(ip, "net --show none", SEED_EXAMPLE + "declare input unused\n")
-    assert plain(cap) == ["net.tf: line 13: warning: 'unused' is declared but never used"]
+    assert plain(cap) == [
+        "net.tf: line 13 (line 14 of the cell): warning: 'unused' is declared but never used"]
+    assert "net.tf: line 13 (line 14 of the cell): &#x27;unused&#x27;" in html(cap)
     assert "net" in ip.user_ns
 
 
@@ -179,6 +187,14 @@ def test_show_chooses_the_views(ip: Any) -> None:
     assert "<svg" not in html(cap) and "tf-expanded-line" in html(cap)
     _, cap = run(ip, "net --show none", SEED_EXAMPLE)
     assert cap.outputs == []
+
+
+def test_show_cost_asks_the_model_to_measure(ip: Any) -> None:
+    # the view only renders what the model measured: naming it in --show is the request
+    _, cap = run(ip, "net --show cost", SEED_EXAMPLE)
+    assert plain(cap) == ["<TenFlang views of 'net': cost>"]
+    assert ip.user_ns["net"].costs is not None
+    assert "What one gradient costs" in html(cap) and "Not measured yet" not in html(cap)
 
 
 def test_full_shows_the_full_gcp(ip: Any) -> None:
@@ -307,7 +323,7 @@ def test_gradcheck_agrees_and_catches_a_wrong_gcp() -> None:
     wrong = seed.gcp.replace("define d/lambda/d/w = mul d/lambda/d/z d/z/d/w",
                              "define d/lambda/d/w = add d/lambda/d/z d/z/d/w")
     assert wrong != seed.gcp
-    seed._gcp_program = parse(wrong, "<wrong GCP>")
+    seed.gcp_program = parse(wrong, "<wrong GCP>")  # what training and the check run
     bad = seed.gradcheck({"x": 1.5, "y": 0.2})
     assert not bad.ok and bad[0]["rel_error"] > 0.1
     assert "MISMATCH" in bad._repr_html_()
@@ -333,3 +349,17 @@ def test_examples_by_index_need_training_data() -> None:
     model.train(DATA, max_iter=1)
     with pytest.raises(Exception, match="out of range: the training data has 3"):
         model.values(3)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("net --train data --lr 1_000", "lr must be a number, not '1_000'"),
+    ("net --train data --max-iter ١٠", "max_iter must be an integer, not '١٠'"),
+    ("net --show step --example ٢", "--example ٢: give a record"),
+])
+def test_options_take_numbers_as_the_language_writes_them(ip: Any, line: str,
+                                                          message: str) -> None:
+    # before: int() and float() took other scripts' digits and 1_000 (issue 16, item 14)
+    ip.user_ns["data"] = DATA
+    result, cap = run(ip, line, SEED_EXAMPLE)
+    shown = str(result.error_in_exec) + cap.stdout + cap.stderr + html(cap)
+    assert message in shown, shown

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers_fd import assert_gradients, fd_gradient, gcp_gradients, loss_of
+from helpers_fd import assert_agree, assert_gradients, fd_gradient, gcp_gradients, loss_of
 
 from tenflang_nb.core import api, ops
+from tenflang_nb.core.formatting import fmt_shape
 from tenflang_nb.core.program import parse
 
 # ------------------------------------------------------------------------ scalar operators
@@ -206,7 +207,7 @@ def _contract(expr: str, out_shape: str) -> str:
 
 
 def _decl(kind: str, name: str, shape: tuple[int, ...]) -> str:
-    return f"declare {kind} {name}" + (f" {ops.fmt_shape(shape)}" if shape else "") + "\n"
+    return f"declare {kind} {name}" + (f" {fmt_shape(shape)}" if shape else "") + "\n"
 
 
 def _tensor_case(expr: str, operands: dict[str, tuple[int, ...]], out: tuple[int, ...],
@@ -214,7 +215,7 @@ def _tensor_case(expr: str, operands: dict[str, tuple[int, ...]], out: tuple[int
     head = "".join(_decl("weight", n, s) for n, s in operands.items())
     values = {n: _r(*s, low=0.5, high=1.5) if positive else _r(*s) for n, s in operands.items()}
     values["C"] = _r(*out)
-    body = _contract(expr, ops.fmt_shape(out) if out else "")
+    body = _contract(expr, fmt_shape(out) if out else "")
     return head + body, values
 
 
@@ -300,7 +301,7 @@ def test_cross_entropy_gradient_is_softmax_minus_target() -> None:
     z = W @ x
     p = np.exp(z - z.max())
     p /= p.sum()
-    np.testing.assert_allclose(got["W"], np.outer(p - y, x), rtol=1e-12, atol=1e-14)
+    assert_agree(got["W"], np.outer(p - y, x), rtol=1e-12, atol=1e-14)
 
 
 # broadcasting: (left shape, right shape) for every elementwise binary operator
@@ -311,7 +312,7 @@ BROADCASTS = [((3,), (3,)), ((3,), ()), ((), (3,)), ((2, 3), (3,)), ((3,), (2, 3
 
 @pytest.mark.parametrize("op", sorted(BINARY_POINTS))
 @pytest.mark.parametrize(("left", "right"), BROADCASTS,
-                         ids=[f"{ops.fmt_shape(a)}x{ops.fmt_shape(b)}" for a, b in BROADCASTS])
+                         ids=[f"{fmt_shape(a)}x{fmt_shape(b)}" for a, b in BROADCASTS])
 def test_broadcasting_binary_operator(op: str, left: tuple[int, ...],
                                       right: tuple[int, ...]) -> None:
     out = tuple(np.broadcast_shapes(left, right))
@@ -436,10 +437,10 @@ def test_batched_mean_gradient_matches_the_mean_of_differences(name: str) -> Non
     assert loss == pytest.approx(np.mean([loss_of(shape, ex) for ex in examples]), rel=1e-12)
     for w in weight_shapes:
         fd = np.mean([fd_gradient(shape, ex, w) for ex in examples], axis=0)
-        np.testing.assert_allclose(grads[w], fd, rtol=1e-5, atol=1e-7, err_msg=f"{name}: {w}")
+        assert_agree(grads[w], fd, rtol=1e-5, atol=1e-7, err_msg=f"{name}: {w}")
         # and the same as running the GCP on one example at a time
         one = np.mean([gcp_gradients(gcp, ex, [w])[w] for ex in examples], axis=0)
-        np.testing.assert_allclose(grads[w], one, rtol=1e-12, atol=1e-14)
+        assert_agree(grads[w], one, rtol=1e-12, atol=1e-14)
 
 
 def test_batch_of_one_example() -> None:
@@ -450,8 +451,7 @@ def test_batch_of_one_example() -> None:
     _, grads = api.trainer(api.compile(shape), data, start=weights).evaluate()
     example = {**{k: v[0] for k, v in data.items()}, **weights}
     for w in weight_shapes:
-        np.testing.assert_allclose(grads[w], fd_gradient(shape, example, w), rtol=1e-5,
-                                   atol=1e-7)
+        assert_agree(grads[w], fd_gradient(shape, example, w), rtol=1e-5, atol=1e-7)
 
 
 def test_every_operator_is_covered() -> None:

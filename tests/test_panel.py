@@ -1,6 +1,8 @@
-"""The training panel's state machine, driven without a browser: real ipywidgets instances
-(they work without a frontend), button handlers called directly and the live run's asyncio
-task driven with ``asyncio.run``. One slow test drives a real kernel over its comm channel.
+"""The training panel: its session's state machine, driven without a browser through the
+session's and the panel's public methods (real ipywidgets instances work without a frontend;
+a button's ``click()`` goes through its handler) and the live run's asyncio task driven with
+``asyncio.run``; the session alone, without widgets. One slow test drives a real kernel over
+its comm channel.
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -19,8 +23,8 @@ from tenflang_nb.core.errors import ComputeError, TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.settings import SETTINGS, TrainSettings
 from tenflang_nb.core.train import GradientDescent
-from tenflang_nb.notebook.panel import PARAMETERS, TrainingPanel
-from tenflang_nb.notebook.plotting import loss_curve_png
+from tenflang_nb.notebook.figures import loss_curve_figure, loss_curve_png
+from tenflang_nb.notebook.panel import PARAMETERS, TrainingPanel, TrainingSession
 
 SEED_DATA = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
 
@@ -57,7 +61,7 @@ def make_panel(live: bool = True, lr: float = 0.1, tol: float = 1e-12, max_iter:
     # so only Stop (or a max-iter the test sets) ends a live run.
     settings = TrainSettings(lr=lr, tol=tol, max_iter=max_iter)
     panel = TrainingPanel(make or factory(), settings, live=live, **kwargs)
-    panel.chunk_seconds = 0.002
+    panel.session.chunk_seconds = 0.002
     return panel
 
 
@@ -81,20 +85,20 @@ def test_state_machine_idle_running_stopped_running_done() -> None:
     seen = [panel.state]
 
     async def scenario() -> None:
-        panel._on_train()
+        panel.train_button.click()
         seen.append(panel.state)
         await spin()
-        panel._on_stop()
+        panel.stop_button.click()
         seen.append(panel.state)
         stopped_at = panel.trainer.iterations
         assert stopped_at > 0
         assert f"Train continues from iteration {stopped_at}" in panel.message_html.value
         panel.controls["max_iter"].value = stopped_at + 30
-        panel._on_train()
+        panel.train_button.click()
         seen.append(panel.state)
         assert f"continuing from iteration {stopped_at}" in panel.message_html.value
-        assert panel._task is not None
-        await panel._task
+        assert panel.session.task is not None
+        await panel.session.task
         seen.append(panel.state)
 
     asyncio.run(scenario())
@@ -118,7 +122,7 @@ def test_stop_mid_run_really_stops() -> None:
         after_stop = panel.trainer.iterations
         await spin(10)
         await asyncio.sleep(0.05)
-        assert panel._task is not None and panel._task.done()
+        assert panel.session.task is not None and panel.session.task.done()
         return during, after_stop, panel.trainer.iterations
 
     during, after_stop, later = asyncio.run(scenario())
@@ -133,7 +137,7 @@ def test_train_after_done_starts_over() -> None:
     first = panel.run_sync()
     assert panel.state == "done"
     assert "Train starts over from the initial weights" in panel.message_html.value
-    panel._on_train()
+    panel.train_button.click()
     assert panel.state == "done"
     second = panel.trainer.result()
     assert second.iterations == 40
@@ -146,7 +150,7 @@ def test_reset_restores_initial_weights_and_clears_history() -> None:
     initial = dict(panel.trainer.initial)
     panel.run_sync()
     assert panel.trainer.weights != initial
-    panel._on_reset()
+    panel.reset_button.click()
     assert panel.state == "idle"
     assert panel.trainer.weights == initial
     assert panel.trainer.history == [] and panel.trainer.iterations == 0
@@ -183,7 +187,7 @@ def test_lr_slider_applies_to_the_next_step_after_stop() -> None:
     _, grads = t.evaluate()
     panel.controls["lr"].value = 0.5
     panel.controls["max_iter"].value = n + 1
-    panel._on_train()  # live=False: continues synchronously, exactly one more update
+    panel.train_button.click()  # live=False: continues synchronously, exactly one more update
     assert panel.state == "done" and t.iterations == n + 1
     assert t.weights["w"] == pytest.approx(w - 0.5 * grads["w"], rel=1e-12)
     assert t.weights["w"] != pytest.approx(w - 0.1 * grads["w"], rel=1e-6)
@@ -211,7 +215,7 @@ def test_slider_change_during_a_run_reaches_the_trainer() -> None:
         panel.controls["tol"].value = 1e-3
         assert (panel.trainer.settings.lr, panel.trainer.settings.tol) == (0.02, 1e-3)
         assert panel.state == "running"
-        await panel._task
+        await panel.session.task
 
     asyncio.run(scenario())
     # The raised tolerance ended the run: converged, not stopped at 10^7 iterations.
@@ -242,7 +246,7 @@ def test_start_without_a_running_loop_runs_synchronously() -> None:
     panel = make_panel(live=True, max_iter=25)
     panel.start()
     assert panel.state == "done" and panel.trainer.iterations == 25
-    assert panel._task is None
+    assert panel.session.task is None
 
 
 @pytest.mark.filterwarnings("error")  # overflow warnings would print into the notebook
@@ -270,7 +274,7 @@ def test_nan_shows_the_error_and_stops() -> None:
 @pytest.mark.filterwarnings("error")
 def test_nan_during_a_live_run() -> None:
     panel = make_panel(live=True, lr=10.0, max_iter=100, make=factory(QUARTIC, QUARTIC_DATA))
-    asyncio.run(panel._run_async())
+    asyncio.run(panel.session.run_live())
     assert panel.state == "stopped"
     assert "line" in str(panel.error) and "line" in panel.message_html.value
 
@@ -282,7 +286,7 @@ def test_unexpected_exception_is_shown_not_raised() -> None:
         raise ZeroDivisionError("boom")
 
     panel.trainer.step = broken  # type: ignore[method-assign]
-    asyncio.run(panel._run_async())
+    asyncio.run(panel.session.run_live())
     assert panel.state == "stopped"
     assert "ZeroDivisionError: boom" in panel.message_html.value
 
@@ -293,7 +297,7 @@ def test_a_failing_plot_does_not_break_the_run(monkeypatch: pytest.MonkeyPatch) 
     def broken(*_args: object, **_kwargs: object) -> bytes:
         raise OverflowError("cannot convert float infinity to integer")
 
-    monkeypatch.setattr("tenflang_nb.notebook.panel.loss_curve_png", broken)
+    monkeypatch.setattr("tenflang_nb.notebook.panel.widget.loss_curve_png", broken)
     panel.run_sync()
     assert panel.state == "done" and panel.trainer.iterations == 20
     assert "could not draw the loss curve: OverflowError" in panel.message_html.value
@@ -330,7 +334,7 @@ def test_buttons_follow_the_state() -> None:
         assert disabled(panel) == (False, True, False)
         panel.controls["max_iter"].value = panel.trainer.iterations + 5
         panel.start()
-        await panel._task
+        await panel.session.task
         assert panel.state == "done" and disabled(panel) == (False, True, False)
         panel.reset()
         assert disabled(panel) == (False, True, True)
@@ -348,7 +352,7 @@ def test_clicks_go_through_the_button_handlers() -> None:
 
 def test_live_redraws_are_throttled() -> None:
     panel = make_panel()
-    panel.chunk_seconds = 0.001
+    panel.session.chunk_seconds = 0.001
     panel.redraw_seconds = 0.2
     seconds = 1.0
 
@@ -364,7 +368,7 @@ def test_live_redraws_are_throttled() -> None:
     elapsed = asyncio.run(scenario())
     redraws = panel.redraws - before
     # Without the throttle every chunk would redraw: make sure there were many chunks.
-    assert panel.chunks >= 50
+    assert panel.session.chunks >= 50
     # One at the start, one at Stop, and at most one per redraw_seconds in between.
     assert 2 <= redraws <= elapsed / panel.redraw_seconds + 2
 
@@ -380,6 +384,90 @@ def test_on_finish_gets_the_trainer_when_a_run_ends() -> None:
 
     asyncio.run(scenario())
     assert finished == [str(panel.trainer.iterations)]
+
+
+# --- the session alone ---------------------------------------------------------------------
+
+class Recorder:
+    """A Display that writes down what the session told it."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def update(self, redraw: bool) -> None:
+        self.events.append("redraw" if redraw else "update")
+
+    def progress(self) -> None:
+        self.events.append("progress")
+
+    def publish(self) -> None:
+        self.events.append("publish")
+
+
+def test_a_session_stops_continues_and_tells_its_display() -> None:
+    shown = Recorder()
+    finished: list[int] = []
+    session = TrainingSession(factory(), TrainSettings(lr=0.1, tol=1e-12, max_iter=10**7),
+                              live=True, display=shown,
+                              on_finish=lambda t: finished.append(t.iterations))
+    session.chunk_seconds = 0.002
+    assert shown.events == [] and session.status == "iteration 0/10000000 · ready"
+
+    async def scenario() -> int:
+        session.train()
+        await spin(5)
+        session.stop()
+        stopped_at = session.trainer.iterations
+        session.settings = session.settings.replace(max_iter=stopped_at + 7)
+        session.train()
+        assert session.note == f"continuing from iteration {stopped_at}"
+        await session.task
+        return stopped_at
+
+    stopped_at = asyncio.run(scenario())
+    assert session.state == "done" and session.trainer.iterations == stopped_at + 7
+    assert [r.iteration for r in session.history] == list(range(stopped_at + 8))
+    assert finished == [stopped_at, stopped_at + 7]  # each run that ended, not on errors
+    # a run begins with a redraw, goes on in chunks and ends with a redraw and a publish
+    assert shown.events[0] == "redraw" and "progress" in shown.events
+    assert shown.events[-2:] == ["redraw", "publish"]
+    assert session.train_action == "start over from the initial weights"
+
+
+def test_a_session_stopped_at_an_iteration_is_the_same_every_time() -> None:
+    reference = TrainingSession(factory(), TrainSettings(tol=1e-12, max_iter=30), live=False)
+    reference.run_sync()
+
+    async def stopped_at(spins: int) -> TrainingSession:
+        session = TrainingSession(factory(), TrainSettings(tol=1e-12, max_iter=10**7), live=True)
+        session.chunk_seconds = 0.002
+        session.start()
+        await spin(spins)
+        session.stop(at_iteration=30)
+        return session
+
+    for spins in (0, 50):
+        session = asyncio.run(stopped_at(spins))
+        assert session.state == "stopped" and session.trainer.iterations == 30
+        assert session.trainer.weights == reference.trainer.weights
+
+
+def test_the_session_needs_no_widgets() -> None:
+    code = (
+        "import sys; sys.modules['ipywidgets'] = None\n"
+        "from tenflang_nb.core.api import TrainSettings, compile, parse, trainer\n"
+        "from tenflang_nb.core.examples import SEED_EXAMPLE\n"
+        "from tenflang_nb.notebook.panel import TrainingSession\n"
+        "gcp = compile(parse(SEED_EXAMPLE))\n"
+        "s = TrainingSession(lambda c: trainer(gcp, {'x': [1.0], 'y': [0.9]}, c), "
+        "TrainSettings(max_iter=20), live=False)\n"
+        "print(s.run_sync().iterations, s.state, 'ipywidgets' in sys.modules and "
+        "sys.modules['ipywidgets'] is not None)\n"
+        "from tenflang_nb.notebook import panel\n"
+        "try:\n    panel.TrainingPanel\nexcept ImportError:\n    print('no panel')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["20", "done", "False", "no", "panel"]
 
 
 TENSORS = """\
@@ -484,7 +572,7 @@ gcp = compile(parse(SEED_EXAMPLE))
 data = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
 panel = TrainingPanel(lambda settings: trainer(gcp, data, settings),
                       TrainSettings(lr=0.1, tol=1e-12, max_iter=10**8), live=True)
-panel.chunk_seconds = 0.01
+panel.session.chunk_seconds = 0.01
 display(panel)
 panel.start()
 print(panel.stop_button.model_id, panel.controls["lr"].model_id, panel.state)
@@ -556,17 +644,12 @@ def test_live_run_in_a_real_kernel_obeys_frontend_messages() -> None:
     ([0.3 * 0.99**i + 0.05 for i in range(300)], True),
     ([0.3 * 0.9**i for i in range(300)], False),       # 14 decades: powers of ten
 ])
-def test_loss_axis_labels_stay_short(monkeypatch: pytest.MonkeyPatch, losses: list[float],
-                                     plain: bool) -> None:
+def test_loss_axis_labels_stay_short(losses: list[float], plain: bool) -> None:
     # before: a run that converged where it started (XOR at zero weights, notebook 06) showed
     # minor ticks as "6 x 10^-1", wide enough to run into the axis label
     from tenflang_nb.core.train import Record
-    from tenflang_nb.notebook import plotting
 
-    figures: list = []
-    monkeypatch.setattr(plotting, "_png", lambda fig: figures.append(fig) or b"")
-    loss_curve_png([Record(i, loss, 1.0) for i, loss in enumerate(losses)])
-    (fig,) = figures
+    fig = loss_curve_figure([Record(i, loss, 1.0) for i, loss in enumerate(losses)])
     fig.canvas.draw()
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels() + ax.get_yticklabels(minor=True)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from conftest import program_text
 
+from tenflang_nb.core import ops
 from tenflang_nb.core.api import compile
 from tenflang_nb.core.errors import Diagnostic, TenFlangError
 from tenflang_nb.core.lexical import (
@@ -278,6 +279,14 @@ def test_unknown_operator_with_a_hint() -> None:
     d = first_error(program_text(*W_L, "define L = mull w w"))
     assert_report(d, 3, "unknown operator 'mull'", "mull")
     assert d.hint is not None and "mul" in d.hint
+
+
+def test_several_close_operators_are_listed_as_prose() -> None:
+    d = first_error(program_text(*W_L, "define L = su w w"))
+    assert d.hint is not None
+    close = sorted(op.name for op in ops.OPS_LIST if op.name.startswith("su"))
+    assert len(close) > 2  # "a, b or c", as every list in a message
+    assert d.hint == "did you mean " + ", ".join(close[:-1]) + f" or {close[-1]}?"
 
 
 def test_operator_that_is_not_a_name() -> None:

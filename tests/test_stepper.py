@@ -24,9 +24,9 @@ from tenflang_nb.core.lexical import split_derivative
 from tenflang_nb.core.plan import Plan, interpret
 from tenflang_nb.core.syntax import Define
 from tenflang_nb.notebook.model import TenFlangModel
-from tenflang_nb.notebook.stepper import Step, explain
+from tenflang_nb.notebook.stepper import Step
 from tenflang_nb.notebook.views import VIEWS, parse_views
-from tenflang_nb.notebook.views_html import static_text
+from tenflang_nb.notebook.views.html import static_text
 
 FAN = FAN_OUT
 # a used by three lines, once twice in one (d = mul a a)
@@ -156,13 +156,13 @@ SEED_BACKWARD = [
 
 
 def test_seed_backward_pass_line_by_line() -> None:
-    run = explain(seed(), {"x": 1.5, "y": 0.2})
+    run = seed().stepper_run({"x": 1.5, "y": 0.2})
     got = [(s.line, s.node, s.edges, s.caption, s.numbers) for s in backward(run.steps)]
     assert got == SEED_BACKWARD
 
 
 def test_seed_forward_pass_gives_each_node_its_value() -> None:
-    run = explain(seed(), {"x": 1.5, "y": 0.2})
+    run = seed().stepper_run({"x": 1.5, "y": 0.2})
     forward = [s for s in run.steps if s.phase == "forward"]
     assert [(s.node, s.edges, s.updates) for s in forward] == [
         ("z", (("x", "z"), ("w", "z")), (("z", "value", "1.2"),)),
@@ -181,7 +181,7 @@ def test_seed_forward_pass_gives_each_node_its_value() -> None:
 
 
 def test_seed_adjoints_arrive_on_their_nodes() -> None:
-    run = explain(seed(), {"x": 1.5, "y": 0.2})
+    run = seed().stepper_run({"x": 1.5, "y": 0.2})
     grads = [u for s in backward(run.steps) for u in s.updates]
     # the loss's own adjoint 1 first, then each adjoint as its line runs
     assert grads == [("lambda", "grad", "1"), ("diff", "grad", "1.137"), ("o", "grad", "1.137"),
@@ -194,7 +194,7 @@ def test_seed_adjoints_arrive_on_their_nodes() -> None:
 
 
 def test_fan_out_partial_sums_arrive_and_add_up() -> None:
-    steps = backward(explain(fan(), {"x": 1.5, "y": 0.2}).steps)
+    steps = backward(fan().stepper_run({"x": 1.5, "y": 0.2}).steps)
     on_a = [(s.name, s.node, s.edges, s.updates) for s in steps if s.node == "a"]
     assert on_a == [
         ("d/L/d/a:0", "a", (("a", "c"),), (("a", "grad", "0.8554"),)),
@@ -214,7 +214,7 @@ def test_fan_out_partial_sums_arrive_and_add_up() -> None:
 
 
 def test_three_uses_one_of_them_twice() -> None:
-    steps = backward(explain(fan(THREE), {"x": 1.5, "y": 0.2}).steps)
+    steps = backward(fan(THREE).stepper_run({"x": 1.5, "y": 0.2}).steps)
     texts = [u[2] for s in steps if s.node == "a" for u in s.updates]
     # three contributions (mul a a is one, through d/d/d/a = add a a), summed as they come
     assert texts == ["1.734", "1.734 + 13.64", "15.38", "15.38 + 1.011", "16.39"]
@@ -228,7 +228,7 @@ def test_three_uses_one_of_them_twice() -> None:
 
 def test_the_loss_using_a_shared_variable_gives_a_term_of_its_adjoint() -> None:
     model = fan(FAN.replace("define L = mul e e", "define L = mul e a"))
-    steps = backward(explain(model, {"x": 1.5, "y": 0.2}).steps)
+    steps = backward(model.stepper_run({"x": 1.5, "y": 0.2}).steps)
     term = next(s for s in steps if s.name == "d/L/d/a:0")
     assert (term.node, term.edges, term.updates) == ("a", (("a", "L"),),
                                                      (("a", "grad", "1.402"),))
@@ -240,7 +240,7 @@ def test_the_loss_using_a_shared_variable_gives_a_term_of_its_adjoint() -> None:
 
 def test_copies_broadcasts_and_weights_that_cannot_matter() -> None:
     model = TenFlangModel(MIXED, "mixed")
-    steps = backward(explain(model, {"x": [1.0, 2.0, 3.0]}).steps)
+    steps = backward(model.stepper_run({"x": [1.0, 2.0, 3.0]}).steps)
     captions = {s.name: s.caption for s in steps}
     assert captions["d/L/d/s"] == "d/L/d/s = 1: the loss is a copy of s, so s's adjoint is 1"
     assert captions["d/L/d/h"] == ("d/L/d/h = d/L/d/k: k = h is a copy, so the adjoint passes "
@@ -253,7 +253,7 @@ def test_copies_broadcasts_and_weights_that_cannot_matter() -> None:
 
 
 def test_tensors_show_their_shape_and_a_few_entries() -> None:
-    run = explain(xor(), {"x": [1.0, 0.5], "y": 1.0})
+    run = xor().stepper_run({"x": [1.0, 0.5], "y": 1.0})
     by_name = {s.name: s for s in run.steps}
     assert by_name["a1"].value == "[4] 0.2, 0.35, 0.5, 0.65"
     assert by_name["d/lambda/d/W1"].value.startswith("[2×4] ")
@@ -272,7 +272,7 @@ def test_every_gcp_name_has_a_node_or_an_edge() -> None:
                           (xor, {"x": [1.0, 0.5], "y": 1.0})):
         model = make()
         edges = set(model.graph.edges())
-        for s in backward(explain(model, example).steps):
+        for s in backward(model.stepper_run(example).steps):
             of, wrt, _ = split_derivative(s.name)  # type: ignore[misc]
             assert s.edges and set(s.edges) <= edges, s.name
             if of == model.loss:
@@ -284,15 +284,15 @@ def test_every_gcp_name_has_a_node_or_an_edge() -> None:
 def test_example_conventions_and_errors() -> None:
     model = seed()
     with pytest.raises(TenFlangError, match="no training data yet"):
-        explain(model)
+        model.stepper_run()
     model.train({"x": [1.0, 2.0], "y": [0.5, 0.9]}, max_iter=2)
-    assert explain(model).example == "{x: 1, y: 0.5}"  # example 0 of the training data
-    assert explain(model, 1).example == "{x: 2, y: 0.9}"
+    assert model.stepper_run().example == "{x: 1, y: 0.5}"  # example 0 of the training data
+    assert model.stepper_run(1).example == "{x: 2, y: 0.9}"
     with pytest.raises(TenFlangError, match="out of range"):
-        explain(model, 5)
+        model.stepper_run(5)
     with pytest.raises(TenFlangError, match="declares no loss"):
-        explain(TenFlangModel("declare input x\ndeclare output y\ndefine y = mul x 2\n"),
-                {"x": 1.0})
+        TenFlangModel("declare input x\ndeclare output y\ndefine y = mul x 2\n").stepper_run(
+            {"x": 1.0})
 
 
 # ------------------------------------------------------------------------------ the HTML
@@ -398,7 +398,7 @@ def test_nothing_is_fetched_and_nothing_is_global() -> None:
 def test_without_scripts_and_styles_a_table_of_every_step_remains() -> None:
     """What JupyterLab shows for an untrusted notebook (tests/lab_sanitizer.py: scripts,
     styles and inline SVG go): the table of every step and the final graph as a picture."""
-    run = explain(seed(), {"x": 1.5, "y": 0.2})
+    run = seed().stepper_run({"x": 1.5, "y": 0.2})
     html = seed().stepper({"x": 1.5, "y": 0.2}).html
     untrusted = sanitize(html)
     assert "tf-step-data" not in untrusted and "<svg" not in untrusted

@@ -18,16 +18,16 @@ from lab_sanitizer import Element, parse, sanitize, sanitize_tree, shown_text
 from tenflang_nb.core.api import TenFlangError, TrainSettings, compile, trainer
 from tenflang_nb.core.api import parse as tf_parse
 from tenflang_nb.core.examples import SEED_EXAMPLE
-from tenflang_nb.notebook import views_graph
 from tenflang_nb.notebook.model import TenFlangModel
 from tenflang_nb.notebook.panel import TrainingPanel, stop_live_runs
-from tenflang_nb.notebook.views_diag import error_view
-from tenflang_nb.notebook.views_html import static_text as _static
+from tenflang_nb.notebook.views import drawing
+from tenflang_nb.notebook.views.diagnostics import error_view
+from tenflang_nb.notebook.views.html import static_text as _static
 
 XOR = XOR_SHAPE
 VECTORS = VECTOR_PROGRAM
 SEED_DATA = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
-needs_dot = pytest.mark.skipif(not views_graph.shutil.which("dot"), reason="needs Graphviz")
+needs_dot = pytest.mark.skipif(not drawing.shutil.which("dot"), reason="needs Graphviz")
 
 
 @pytest.fixture
@@ -94,16 +94,16 @@ def test_graph_trusted_shows_the_svg_and_hides_the_picture(seed: TenFlangModel) 
 @needs_dot
 def test_graph_picture_keeps_every_kind_colour_and_is_deterministic() -> None:
     model = TenFlangModel(XOR, "xor")
-    layout = views_graph.layout_graph(model.program, model.graph, "tfnbtest000000")
-    png, width = views_graph.render_png(layout)
-    assert (png, width) == views_graph.render_png(layout), "same layout, same bytes (nbval)"
+    layout = drawing.layout_graph(model.program, model.graph, "tfnbtest000000")
+    png, width = drawing.render_png(layout)
+    assert (png, width) == drawing.render_png(layout), "same layout, same bytes (nbval)"
     from PIL import Image
 
     with Image.open(io.BytesIO(png)) as image:
         colours = {c for _, c in image.convert("RGB").getcolors(1 << 16)}
     for kind in {n.kind for n in layout.nodes}:
         for key in ("fill", "line"):
-            hex_colour = views_graph.KIND_STYLES[kind][key]
+            hex_colour = drawing.KIND_STYLES[kind][key]
             rgb = tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
             assert rgb in colours, f"{kind}'s {key} {hex_colour} is not in the picture"
     assert (255, 255, 255) in colours, "on white: an untrusted output may sit on a dark theme"
@@ -132,7 +132,7 @@ def test_legend_is_words_beside_swatches_that_survive(seed: TenFlangModel) -> No
 
 def test_graph_without_dot_is_still_lists(seed: TenFlangModel,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(views_graph.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(drawing.shutil, "which", lambda _name: None)
     shown = shown_text(sanitize_tree(seed.show("graph").html))
     assert "No graph drawing" in shown and "z = mul x w" in shown
 
@@ -184,6 +184,33 @@ def test_expanded_listing_says_where_each_line_was_written() -> None:
             n, s.src.line, str(s))
 
 
+def test_long_lines_wrap_when_sanitized() -> None:
+    """A long line wraps at its pane's edge rather than running past it: inline styles,
+    which the sanitizer keeps; its rows stay inline there (as blocks their text would read
+    with a blank line between lines), so the indent under the code is the stylesheet's."""
+    name = "the_first_weight_of_the_hidden_layer_of_a_network"
+    model = TenFlangModel(f"declare input x\ndeclare weight {name}\ndeclare loss L\n"
+                          f"define L = mul x {name}\n", "long")
+    html = model.show("gcp,expanded").html
+    tree = sanitize_tree(html)
+    for cls, before in (("tf-shape", 0), ("tf-gcp", 0), ("tf-expanded-code", 4)):
+        pane = tree.find_all("pre", cls)[0]
+        assert pane.styles()["white-space"] == "pre-wrap", cls
+        assert pane.styles()["overflow-wrap"] == "break-word", cls  # a long name too
+        # at a space where there is one (JupyterLab's pre breaks anywhere: break-all)
+        assert pane.styles()["word-break"] == "normal", cls
+        rows = pane.find_all("span", "tf-line")
+        assert rows and not any(row.styles() for row in rows), cls
+        # trusted, the stylesheet indents a wrapped line's rest to its code: past the number
+        # and its two spaces (and, expanded, where the line was written)
+        styled = parse(html).find_all("pre", cls)[0]
+        width = len(str(len(rows)))
+        assert styled.styles()["--tf-hang"] == str(width + 2 + before), cls
+    css = re.sub(r"\s+", " ", _static("tenflang.css"))
+    assert ("pre.tf-hang > .tf-line { padding-left: calc(4px + var(--tf-hang) * 1ch); "
+            "text-indent: calc(var(--tf-hang) * -1ch); }") in css
+
+
 def test_listing_lines_are_one_row_each_when_styled(seed: TenFlangModel) -> None:
     """Trusted, a line is a block (a highlight spans the row) ending in its newline: no
     blank row between lines, and the numbers cannot be selected with the code."""
@@ -214,7 +241,7 @@ def _panel(live: bool, **settings: float) -> TrainingPanel:
     gcp = compile(tf_parse(SEED_EXAMPLE))
     chosen = TrainSettings(**{"lr": 0.1, "tol": 1e-12, "max_iter": 10**7, **settings})
     panel = TrainingPanel(lambda s: trainer(gcp, SEED_DATA, s), chosen, live=live)
-    panel.chunk_seconds = 0.002
+    panel.session.chunk_seconds = 0.002
     return panel
 
 
@@ -227,7 +254,7 @@ def test_saved_panel_is_a_picture_with_its_final_curve() -> None:
     assert "iteration 60/60" in shown and "reached max iterations" in shown
     assert "max iterations 60" in shown  # an int, not 6e+01
     curve = tree.find_all("img")
-    assert len(curve) == 1 and _png_of(curve[0]) == panel._png and _visible(curve[0], tree)
+    assert len(curve) == 1 and _png_of(curve[0]) == panel.plot.value and _visible(curve[0], tree)
     # what Train does next needs the buttons, which a picture has not
     assert "Train starts over" not in shown
 
@@ -237,7 +264,7 @@ def test_panel_saved_while_running_says_so_and_draws_no_empty_plot() -> None:
 
     async def begin() -> str:
         panel.start()  # as the magic does: the first picture is published at the start
-        html = panel._static_html()
+        html = panel.static_html()
         panel.stop()
         return html
 
@@ -258,7 +285,7 @@ def _live_run_stopped_at(iteration: int, spins: int) -> tuple[TrainingPanel, lis
         def update(self, bundle: dict, raw: bool = False) -> None:
             published.append(bundle)
 
-    panel._handles.append(Handle())
+    panel.displays.append(Handle())
 
     async def scenario() -> None:
         panel.start()
@@ -299,7 +326,7 @@ def test_stop_live_runs_republishes_a_run_that_ended_by_itself() -> None:
         def update(self, bundle: dict, raw: bool = False) -> None:
             published.append(bundle)
 
-    panel._handles.append(Handle())
+    panel.displays.append(Handle())
 
     async def scenario() -> None:
         panel.start()

@@ -15,10 +15,10 @@ from conftest import VECTOR_PROGRAM, XOR_SHAPE
 from tenflang_nb.core.api import TenFlangError, compile, parse
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.graph import DataFlowGraph
-from tenflang_nb.notebook import views_graph
 from tenflang_nb.notebook.model import TenFlangModel
-from tenflang_nb.notebook.views import parse_views
-from tenflang_nb.notebook.views_diag import error_view, warnings_view
+from tenflang_nb.notebook.views import drawing, parse_views
+from tenflang_nb.notebook.views.diagnostics import error_view, warnings_view
+from tenflang_nb.palette import PALETTE
 
 XOR = XOR_SHAPE
 VECTORS = VECTOR_PROGRAM
@@ -148,7 +148,13 @@ def test_full_gcp_and_line_counts(seed: TenFlangModel) -> None:
     counts = Elements(html).having("data-tf-gcp-lines")[0]
     assert (counts["data-tf-gcp-lines"], counts["data-tf-gcp-other"]) == (
         str(len(full.lines)), str(len(pruned.lines)))
-    assert f"{len(full.lines)} lines full · {len(pruned.lines)} lines pruned" in html
+    assert (f"{len(full.lines)} lines, every adjoint ({len(pruned.lines)} with only what "
+            "the weights' gradients need)") in html
+    # the pruned GCP does not read as "lines removed": what it keeps, and how to see the rest
+    html = seed.show("gcp").html
+    assert (f"{len(pruned.lines)} lines, only what the weights' gradients need "
+            f"({len(full.lines)} with every adjoint: --full)") in html
+    assert "pruned" not in html.split("tf-counts")[1].split("</h4>")[0]
 
 
 def test_shape_lines_name_what_they_declare(seed: TenFlangModel) -> None:
@@ -173,9 +179,14 @@ def test_expanded_listing_points_to_the_user_line() -> None:
 
 
 def test_code_is_highlighted_with_inline_styles(seed: TenFlangModel) -> None:
-    html = seed.show("gcp").html
-    assert '<span style="color: #008000; font-weight: bold">declare</span>' in html
-    assert 'class="k"' not in html  # no Pygments stylesheet needed
+    """In the palette's colours (the editor's too), inline: no Pygments stylesheet needed."""
+    html = seed.show("gcp").html.lower()
+    for category, word in (("instruction", "declare"), ("kind", "weight"), ("operator", "mul"),
+                           ("derivative", "d/lambda/d/w")):
+        colour = PALETTE[category]
+        style = f"color: {colour.light}" + ("; font-weight: bold" if colour.bold else "")
+        assert f'<span style="{style}">{word}</span>' in html, category
+    assert 'class="k"' not in html
 
 
 def test_hover_script_and_css_come_with_every_view(seed: TenFlangModel) -> None:
@@ -230,7 +241,7 @@ def test_fallback_when_graphviz_raises(seed: TenFlangModel, monkeypatch: pytest.
 
 def test_fallback_for_graphs_too_big_to_draw(seed: TenFlangModel,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(views_graph, "MAX_NODES", 3)
+    monkeypatch.setattr(drawing, "MAX_NODES", 3)
     assert_fallback(seed.show("graph").html, seed, "too many to draw")
 
 
@@ -345,6 +356,14 @@ def test_cost_view_is_a_plain_table_with_the_counts() -> None:
         assert all(re.fullmatch(r"[0-9.]+ (s|ms|µs)", t) for t in rows[5][1:])
         assert "Times vary between machines and runs; the counts do not." in html
     assert "<script>" not in cost._repr_html_()
+
+
+def test_cost_view_shows_what_was_measured_and_never_measures() -> None:
+    model = TenFlangModel(XOR, "xor")
+    html = model.show("cost").html
+    assert model.costs is None, "a renderer started a measurement"
+    assert "Not measured yet" in html and "NAME.cost()" in html
+    assert "What one gradient costs" not in html
 
 
 def test_cost_view_without_a_loss_says_why() -> None:

@@ -2,45 +2,54 @@
 
 >>> from tenflang_nb.core.api import parse, compile, train, evaluate
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE
->>> shape = parse(SEED_EXAMPLE)
->>> gcp = compile(shape)
+>>> program = parse(SEED_EXAMPLE)
+>>> gcp = compile(program)
 >>> result = train(gcp, {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, max_iter=50)
 >>> len(result.history), result.converged
 (51, False)
->>> evaluate(shape, [{"x": 0.0}], result.weights)
+>>> evaluate(program, [{"x": 0.0}], result.weights)
 [{'o': 0.5, 'lambda': None}]
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from . import bindings
+from .arguments import check_arguments, check_instance
 from .backprop import Gcp, compile_program
-from .backprop_check import BackpropCheck
+from .backprop_check import DRAWS, BackpropCheck
 from .backprop_check import check_backprop as _check_backprop
 from .cost import ModeComparison, compare_modes
-from .datafiles import DataTable, read_data
+from .curvature import Curvature, Eigen
+from .datafiles import DataTable
 from .errors import TenFlangError
 from .forward import ForwardProgram
 from .forward import compile_forward as compile_forward_program
-from .lexical import GIVEN_KINDS
-from .plan import Plan, interpret
+from .graph import Step
+from .graph import steps as program_steps
+from .hvp import HvpProgram
+from .hvp import compile_hvp as compile_hvp_program
+from .lexical import GIVEN_KINDS, direction_name, tangent_name
+from .plan import Plan, interpret, plain
 from .preprocess import preprocess_text
 from .program import Program, ancestors, check, parse
-from .settings import TrainSettings
+from .random_programs import RandomProgram, random_programs
+from .settings import SETTINGS, TrainSettings
 from .textio import read_text
 from .train import GradientDescent, TrainResult, Weights, gcp_weights, initial_weights
 
 __all__ = [
-    "BackpropCheck", "DataTable", "ForwardProgram", "Gcp", "GradientDescent", "ModeComparison",
-    "Program", "TenFlangError", "TrainResult", "TrainSettings", "check", "check_backprop",
-    "compare_modes", "compile", "compile_forward", "evaluate", "first_nonfinite", "gcp_weights",
-    "initial_weights", "interpret", "load_data", "parse", "parse_file", "preprocess", "train",
-    "trainer",
+    "BackpropCheck", "Curvature", "DataTable", "Eigen", "ForwardProgram", "Gcp",
+    "GradientDescent", "HvpProgram", "ModeComparison", "Program", "RandomProgram", "Step",
+    "TenFlangError", "TrainResult", "TrainSettings", "check", "check_backprop", "compare_modes",
+    "compile", "compile_forward", "compile_hvp", "curvature", "evaluate", "first_nonfinite",
+    "gcp_weights", "initial_weights", "interpret", "load_data", "parse", "parse_file",
+    "preprocess", "random_programs", "steps", "train", "trainer",
 ]
 
 
@@ -59,15 +68,35 @@ def preprocess(text: str, file: str = "<program>") -> str:
     return preprocess_text(text, file)
 
 
+def steps(program: Program | str) -> list[Step]:
+    """A program's lines (or its text's) as an engine written by hand reads them, in
+    topological order: each :class:`Step` has its ``target``, ``op`` (None for a copy),
+    ``operands`` (names, and floats for constants) and ``line``. Evaluate one with
+    ``tf.ops.value(step.op, ...)``, differentiate it with ``tf.ops.local_partials`` (notebook
+    07).
+
+    >>> [str(s) for s in steps("declare input x\\ndeclare loss L\\ndefine L = mul x x\\n")]
+    ['define L = mul x x']
+    """
+    if isinstance(program, str):
+        program = parse(program)
+    return program_steps(program)
+
+
 def compile(program: Program | str, full: bool = False) -> Gcp:
     """Compile a shape program (or its text) to its Gradient Computing Program.
 
     ``full`` keeps every partial (as the seed's example does); the default emits only what
     some weight's gradient needs.
     """
+    (full,) = check_arguments(full=full)
+    return compile_program(_shape_program(program), full=full)
+
+
+def _shape_program(program: Program | str) -> Program:
     if isinstance(program, str):
-        program = parse(program)
-    return compile_program(program, full=full)
+        return parse(program)
+    return check_instance("program", program, Program, "a Program or its text")
 
 
 def compile_forward(program: Program | str) -> ForwardProgram:
@@ -80,35 +109,86 @@ def compile_forward(program: Program | str) -> ForwardProgram:
     >>> len(forward.sweeps), forward.gradient_names()
     (1, {'w': 'd/lambda/d/w'})
     """
+    return compile_forward_program(_shape_program(program))
+
+
+def compile_hvp(program: Program | Gcp | str) -> HvpProgram:
+    """Compile a shape program (or its text, or its GCP) to its Hessian-vector program
+    (``tfcompiler --hvp``): the GCP, then the derivative along a direction ``v/<w>`` (one
+    input per weight) of every value the gradients need; its outputs ``dv/d/L/d/w``,
+    averaged over examples, are H v.
+
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> hvp = compile_hvp(SEED_EXAMPLE)
+    >>> hvp.directions, hvp.hvp_names(), hvp.gradient_names()
+    ({'w': 'v/w'}, {'w': 'dv/d/lambda/d/w'}, {'w': 'd/lambda/d/w'})
+    """
     if isinstance(program, str):
         program = parse(program)
-    return compile_forward_program(program)
+    return compile_hvp_program(check_instance("program", program, Program | Gcp,
+                                              "a Program, its Gcp or its text"))
 
 
-def check_backprop(shape: Program | str, text: str, *, require: Any = None, draws: int = 5,
-                   seed: int = 0, name: str | None = None) -> BackpropCheck:
+def curvature(program: Program | Gcp | str, data: Any, weights: Weights, *,
+              engine: str = "auto") -> Curvature:
+    """The curvature of the mean loss over ``data`` at ``weights``: ``.hvp(v)`` (H v),
+    ``.gradient()``, ``.top_eigenvalue()`` (power iteration) and ``.newton()`` (Newton's
+    method by conjugate gradients), each from runs of the Hessian-vector program, on the
+    ``engine`` training would use (the training setting).
+
+    ``program``: a shape program (or its text, or its GCP), compiled with
+    :func:`compile_hvp`; or a Hessian-vector program (an :class:`HvpProgram`, or parsed).
+
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> c = curvature(SEED_EXAMPLE, {"x": [1.0, -1.0], "y": [0.9, 0.1]}, {"w": 0.0})
+    >>> round(c.top_eigenvalue().value, 6), round(c.hvp({"w": 2.0})["w"], 6)
+    (0.125, 0.25)
+    """
+    engine = SETTINGS["engine"].check(engine)
+    if isinstance(program, HvpProgram):
+        hvp_program = program.program()
+    elif isinstance(program, Program) and any(direction_name(w) in program.decls
+                                                for w in program.names("input")):
+        hvp_program = program
+    else:
+        hvp = compile_hvp(program)
+        if not hvp.weights:
+            raise TenFlangError.at(f"{hvp.shape.file} has no weights: its loss has no gradient, "
+                                   "so no Hessian", file=hvp.shape.file)
+        hvp_program = hvp.program()
+    table = load_data(data)
+    loss, grads = gcp_weights(hvp_program)
+    hv = [tangent_name(g) for g in grads.values()]
+    columns = bindings.training_columns(
+        hvp_program, table, [*grads, *(direction_name(w) for w in grads)],
+        [loss, *grads.values(), *hv])
+    return Curvature(hvp_program, columns, len(table), weights, engine=engine)
+
+
+def check_backprop(shape: Program | str, text: str, *, require: Any = None,
+                   draws: int = DRAWS, seed: int = 0, name: str | None = None,
+                   formulas: bool = True) -> BackpropCheck:
     """Check backward lines written by hand for ``shape`` (a program or its text) against
     the compiler's GCP, line by line, on ``draws`` random draws of the inputs and weights.
 
     The result has ``.ok``, ``.first_wrong_line`` (the root wrong line, 1-based in ``text``,
     or None), ``.lines`` and ``.adjoints`` (each right, wrong or missing) and ``.report()``.
     ``require``: the adjoints ``ok`` needs (default: all the weights' gradients need).
+    ``formulas=False``: no hint spells out the compiler's formula (grading mode).
 
     >>> r = check_backprop("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n",
     ...                    "define d/L/d/w = mul 2 w")
     >>> r.ok, r.first_wrong_line, r.right
     (True, None, ['d/L/d/w'])
     """
-    if isinstance(shape, str):
-        shape = parse(shape)
-    return _check_backprop(shape, text, require=require, draws=draws, seed=seed, name=name)
+    program = parse(shape) if isinstance(shape, str) else shape
+    return _check_backprop(program, text, require=require, draws=draws, seed=seed, name=name,
+                           formulas=formulas)
 
 
 def load_data(data: Any, file: str = "<data>") -> DataTable:
     """Data from a path (str / PathLike) or from Python values; see ``bindings.as_table``."""
-    if isinstance(data, str | os.PathLike):
-        return read_data(data)
-    return bindings.as_table(data, file)
+    return bindings.load(data, file)
 
 
 def _gcp_program(gcp: Gcp | Program | str) -> Program:
@@ -116,7 +196,7 @@ def _gcp_program(gcp: Gcp | Program | str) -> Program:
         return gcp.program()
     if isinstance(gcp, str):
         return parse(gcp, "<GCP>")
-    return gcp
+    return check_instance("gcp", gcp, Program, "a Gcp, a Program or its text")
 
 
 def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None = None, *,
@@ -127,12 +207,14 @@ def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None 
     ``start`` gives initial weights instead of ``settings.init``.
     """
     chosen = TrainSettings.of(settings, **options)  # checked before any data is read
-    program = _gcp_program(gcp)
+    gcp_program = _gcp_program(gcp)
+    if start is not None:
+        check_instance("start", start, Mapping, "a dict of weights (or None)")
     table = load_data(data)
-    loss, grads = gcp_weights(program)
-    columns = bindings.training_columns(program, table, list(grads),
+    loss, grads = gcp_weights(gcp_program)
+    columns = bindings.training_columns(gcp_program, table, list(grads),
                                         [loss, *grads.values()])
-    return GradientDescent(program, columns, len(table), chosen, start)
+    return GradientDescent(gcp_program, columns, len(table), chosen, start)
 
 
 def train(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None = None, *,
@@ -148,6 +230,9 @@ def evaluate(program: Program, inputs: Any, weights: Weights | None = None
     Inputs of kind ``input`` and the weights are required; a missing ``exp_output`` is NULL
     (so the loss is None). Examples are run together, grouped by which values are NULL.
     """
+    check_instance("program", program, Program, "a Program")
+    if weights is not None:
+        check_instance("weights", weights, Mapping, "a dict of weights (or None)")
     table = load_data(inputs)
     from_data = weights is None  # the input records carry the weights themselves
     weights = dict(weights or {})
@@ -178,21 +263,15 @@ def evaluate(program: Program, inputs: Any, weights: Weights | None = None
         present = pattern[rows[0]]
         data: dict[str, Any] = {n: table.columns[n][index]
                                 for j, n in enumerate(data_names) if present[j]}
-        run = plan.bind({**data, **weights}, len(rows))
-        with np.errstate(all="ignore"):
-            run.run()
+        run = plan.run({**data, **weights}, len(rows))
         for name in plan.results:
             values = run.value(name)
             for k, i in enumerate(rows):
-                results[i][name] = None if values is None else _plain(values[k])
+                results[i][name] = None if values is None else plain(values[k])
     return results
 
 
 def first_nonfinite(program: Program, inputs: dict[str, Any], name: str) -> Any:
     """The first line whose value is NaN or infinite on the way to ``name`` (or None)."""
-    run = Plan(program).bind({k: v for k, v in inputs.items() if v is not None}, n=1)
-    return run.first_nonfinite(ancestors(program, name))
-
-
-def _plain(v: np.ndarray) -> Any:
-    return float(v) if v.shape == () else np.array(v)
+    check_instance("inputs", inputs, Mapping, "a dict of values")
+    return Plan(program).bind(inputs, n=1).first_nonfinite(ancestors(program, name))

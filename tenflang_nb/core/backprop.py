@@ -9,7 +9,7 @@ Every emitted line records the shape-program line it derives from (its provenanc
 The machinery that writes a derived program is shared with forward mode (``forward.py``):
 :class:`LineEmitter` (derivative rules emit through it; it folds constants and identities),
 :class:`Writer` (names, declarations, provenance), :func:`write_forward_pass`,
-:func:`local_partial`, :func:`describe_line` and :func:`check_loss`.
+:func:`local_partial`, :func:`line_vjp`, :func:`describe_line` and :func:`check_loss`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import numpy as np
 from . import ops
 from .errors import Diagnostic, TenFlangError
 from .graph import DataFlowGraph
+from .guard import allow
 from .lexical import GIVEN_KINDS, adjoint_name, temp_name
-from .ops import Const, KernelSpec, Ref, Shape
+from .ops import Const, Ref, Shape
 from .perf import gc_paused
 from .program import Program, parse
 from .syntax import Comment, Declare, Define, Statement
@@ -40,13 +41,19 @@ class GcpLine:
 
 @dataclass
 class Gcp:
-    """A generated Gradient Computing Program and where each of its lines came from."""
+    """A generated Gradient Computing Program and where each of its lines came from: the
+    ``shape_program`` it was compiled from, its ``lines``, and their ``text``."""
 
-    shape: Program
+    shape_program: Program
     loss: str
     weights: list[str]
     full: bool
     lines: list[GcpLine] = field(default_factory=list)
+
+    @property
+    def shape(self) -> Program:
+        """The shape program (the public name of ``shape_program``)."""
+        return self.shape_program
 
     @property
     def text(self) -> str:
@@ -54,7 +61,7 @@ class Gcp:
 
     def program(self) -> Program:
         """The GCP as a checked :class:`Program` (line numbers are those of ``text``)."""
-        return parse(self.text, f"<GCP of {self.shape.file}>")
+        return parse(self.text, f"<GCP of {self.shape_program.file}>")
 
     def gradient_names(self) -> dict[str, str]:
         """Weight name -> name of its gradient output in the GCP."""
@@ -94,13 +101,19 @@ class LineEmitter:
         return self.shapes[ref]
 
     def __call__(self, name: str, *args: Ref | Tmp) -> Ref | Tmp:  # type: ignore[override]
-        op = ops.OPS[name]
         folded = fold(name, args)
         if folded is not None:
             return folded
-        shape = op.shape(*(self.shape(a) for a in args))
-        self.instrs.append((name, args, shape))
+        self.instrs.append((name, args, self.result_shape(name, args)))
         return Tmp(len(self.instrs) - 1)
+
+    def result_shape(self, name: str, args: tuple[Ref | Tmp, ...]) -> Shape:
+        """The per-example shape of ``name args`` (the operator's shape rule)."""
+        return ops.OPS[name].shape_rule(*(self.shape(a) for a in args))
+
+    def towards(self, name: str) -> None:
+        """The lines emitted next are on the way to ``name`` (forward mode names the lines it
+        hoists after it; here, nothing to do)."""
 
 
 def fold(name: str, args: tuple[Ref | Tmp, ...]) -> Ref | Tmp | None:
@@ -108,11 +121,7 @@ def fold(name: str, args: tuple[Ref | Tmp, ...]) -> Ref | Tmp | None:
     (``mul x 1`` is ``x``); None when it needs a line."""
     # identities keep the GCP readable; constants are scalars, so never change a shape
     if all(isinstance(a, Const) for a in args) and ops.OPS[name].elementwise:
-        values = [np.array([a.value]) for a in args]  # type: ignore[union-attr]
-        spec = KernelSpec(tuple(() for _ in args), (), tuple(True for _ in args),
-                          tuple(a.value for a in args))  # type: ignore[union-attr]
-        with np.errstate(all="ignore"):
-            result = float(ops.OPS[name].kernel(spec)(*values)[0])
+        result = float(ops.value(name, *(a.value for a in args)))  # type: ignore[union-attr]
         return Const.of(result) if np.isfinite(result) else None
     consts = tuple(a.value if isinstance(a, Const) else None for a in args)
     keep = ops.identity_operand(name, consts)
@@ -123,6 +132,7 @@ class Writer:
     """Writes a derived program's lines (with provenance), names its temporaries."""
 
     def __init__(self, loss: str, shapes: dict[str, Shape], section: str = "backward") -> None:
+        allow("the package's compiler")  # every compiler writes with a Writer
         self.loss = loss
         self.shapes = shapes
         self.section = section  # of the lines added without one
@@ -146,6 +156,11 @@ class Writer:
     def declare(self, kind: str, name: str, shape: Shape, origin: int) -> None:
         self.shapes[name] = shape
         self.add(Declare(kind, name, shape or None), origin)
+
+    def zero_gradient(self, w: str, origin: int) -> None:
+        """The output ``d/L/d/w`` = 0, of ``w``'s shape: a weight the loss does not change with."""
+        e = LineEmitter(self.shapes)
+        self.emit(adjoint_name(self.loss, w), e, ops.zeros_like(e, w), origin, kind="output")
 
     def emit(self, base: str, e: LineEmitter, result: Ref | Tmp, origin: int,
              kind: str = "intvar", name: str | None = None) -> str:
@@ -222,9 +237,7 @@ def _compile(program: Program, full: bool) -> Gcp:
         if w not in needed:
             origin = origin_of[w]
             out.add(Comment(f"weight {w} cannot affect {loss}: its gradient is 0"), origin)
-            e = LineEmitter(shapes)
-            zero = e("mul", Const.of(0), w) if shapes[w] else Const.of(0)
-            out.emit(adjoint_name(loss, w), e, zero, origin, kind="output")
+            out.zero_gradient(w, origin)
     return Gcp(program, loss, weights, full, out.lines)
 
 
@@ -338,19 +351,23 @@ def _adjoint(program: Program, out: Writer, v: str, consumers: list[str],
             if e.shape(term) != shapes[v]:
                 term = e("sumto", term, v)
         else:
-            term = _vjp_sum(op, e, g, d, v)
+            term = line_vjp(e, d, v, g)
         total = term if total is None else e("add", total, term)
     assert total is not None
     kind = "output" if program.kind(v) == "weight" else "intvar"
     out.emit(adjoint_name(loss, v), e, total, origin, kind=kind)
 
 
-def _vjp_sum(op: ops.Op, e: LineEmitter, g: Ref, d: Define, v: str) -> Ref | Tmp:
+def line_vjp(e: ops.Emitter, d: Define, m: str, g: Ref) -> Ref | Tmp:
+    """The contribution of the line ``d`` (``v = op ...``, not elementwise) to the adjoint
+    ``d/L/d/m`` of its operand ``m``, given ``g`` = ``d/L/d/v``: the operator's
+    vector-Jacobian product, summed over the operands that are ``m`` (``matmul A A``)."""
+    op = ops.OPS[str(d.op)]
     assert op.vjp is not None
     total: Ref | Tmp | None = None
     for i, a in enumerate(d.args):
-        if a == v:
-            term = op.vjp[i](e, g, *d.args, d.target)
+        if a == m:
+            term = op.vjp[i](e, g, *d.args, d.target)  # type: ignore[misc]
             total = term if total is None else e("add", total, term)
     assert total is not None
     return total
@@ -397,5 +414,5 @@ def local_partial(e: ops.Emitter, d: Define, m: str) -> Ref | Tmp:
 
 
 __all__ = ["Gcp", "GcpLine", "LineEmitter", "Tmp", "Writer", "adjoint_name", "check_loss",
-           "compile_program", "describe_line", "fold", "local_partial", "wrap_comment",
-           "write_forward_pass"]
+           "compile_program", "describe_line", "fold", "line_vjp", "local_partial",
+           "wrap_comment", "write_forward_pass"]

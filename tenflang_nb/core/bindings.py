@@ -1,4 +1,5 @@
-"""Matching data files to a program's variables, with errors that name the data file's line."""
+"""Data for a program: files and Python values read as a :class:`DataTable` (one example or
+many), and matched to the program's variables with errors that name the data file's line."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from .datafiles import DataTable, from_columns, from_records, value_shape
+from .datafiles import DataTable, from_columns, from_records, read_data, value_shape
 from .errors import Diagnostic, TenFlangError
-from .lexical import GIVEN_KINDS, fmt_shape
+from .formatting import fmt_shape
+from .lexical import GIVEN_KINDS
 from .program import Program, ancestors
 from .textio import read_text
 
@@ -32,6 +34,40 @@ def as_table(data: Any, file: str = "<data>") -> DataTable:
     raise TenFlangError([Diagnostic(
         f"cannot use a {type(data).__name__} as data: give a dict of arrays, a list of "
         "dicts, a DataFrame or a file", file)])
+
+
+def load(data: Any, file: str = "<data>") -> DataTable:
+    """Data from a path (str / PathLike) or from Python values (see :func:`as_table`)."""
+    if isinstance(data, str | os.PathLike):
+        return read_data(data)
+    return as_table(data, file)
+
+
+def as_examples(data: Any, program: Program | None = None) -> DataTable:
+    """Examples from a file path, a dict of arrays, a DataFrame, a list of dicts, or ONE
+    example written as a dict of values (``{"x": 1.0, "y": 0.5}``).
+
+    A dict is one example when a value is a plain number (columns need an example axis) or,
+    given the ``program``, when every value has its variable's shape exactly.
+
+    >>> len(as_examples({"x": 1.0, "y": 0.5})), len(as_examples({"x": [1.0, 2.0]}))
+    (1, 2)
+    """
+    if isinstance(data, Mapping) and data and _one_example(data, program):
+        return from_records([dict(data)], "<example>")
+    return load(data)
+
+
+def _one_example(data: Mapping[str, Any], program: Program | None) -> bool:
+    # value_shape, not np.ndim / np.shape: those raise on a ragged value ([[0, 0], None])
+    values = [v for v in data.values() if v is not None]
+    if any(value_shape(v) == () for v in values):
+        return True
+    if program is None:
+        return False
+    shapes = program.shapes
+    return all(name in shapes and (value is None or value_shape(value) == shapes[name])
+               for name, value in data.items())
 
 
 def _line(table: DataTable, row: int) -> int:
@@ -118,19 +154,19 @@ def require(program: Program, table: DataTable, names: list[str], why: str) -> N
         raise TenFlangError(errors)
 
 
-def training_columns(gcp: Program, table: DataTable, weights: list[str],
+def training_columns(program: Program, table: DataTable, weights: list[str],
                      targets: list[str]) -> dict[str, np.ndarray]:
-    """The GCP's data inputs as arrays over the examples.
+    """The data inputs of ``program`` (a GCP, or a shape program) as arrays over the examples.
 
     Every input that the ``targets`` (the loss and the gradients) depend on must be given;
     the others (declared, but not needed for training) may be given or left out.
     """
-    data_names = [n for n in gcp.names(*GIVEN_KINDS) if n not in weights]
-    check_names(gcp, table, "training data", set(data_names))
+    data_names = [n for n in program.names(*GIVEN_KINDS) if n not in weights]
+    check_names(program, table, "training data", set(data_names))
     used: set[str] = set()
     for target in targets:
-        used |= ancestors(gcp, target)
-    require(gcp, table, [n for n in data_names if n in used],
+        used |= ancestors(program, target)
+    require(program, table, [n for n in data_names if n in used],
             "the loss or a gradient depends on it")
     return {n: table.columns[n] for n in data_names
             if n in table.present and bool(np.all(table.present[n]))}

@@ -37,12 +37,15 @@ from typing import Any
 
 import numpy as np
 
+from .arguments import Rule
 from .plan import Array, Plan, Run
 from .syntax import Define
 
-__all__ = ["ENGINES", "FusedRun", "bind", "load", "reference_bytes", "status"]
+__all__ = ["ENGINE", "ENGINES", "FusedRun", "bind", "load", "reference_bytes", "status"]
 
 ENGINES = ("auto", "fused", "reference")
+# what an engine= argument accepts (the training setting ``engine`` is this rule too)
+ENGINE = Rule("engine", str, "one of " + ", ".join(ENGINES), choices=ENGINES)
 
 # auto: the reference engine below this many numbers per pass (~1 ms of numpy calls): less
 # than the engine saves a pass, and numba is not even imported (nothing interactive waits)
@@ -210,8 +213,7 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
     >>> run.run(); type(run).__name__, run.value("y")
     ('Run', array([2., 5.]))
     """
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r} (the engines: {', '.join(ENGINES)})")
+    engine = ENGINE.check(engine)
     kept = set(plan.results if keep is None else keep)
     numbers = reference_bytes(plan, data, n) // 8
     if engine == "reference":
@@ -268,7 +270,7 @@ class _Deferred:
 
 class FusedRun:
     """A plan bound to one batch on the fused engine: the interface of ``plan.Run``
-    (``values``, ``set``, ``run``, ``value``, ``mean``, ``first_nonfinite``)."""
+    (``values``, ``set``, ``run``, ``value``, ``mean``, ``finite``, ``first_nonfinite``)."""
 
     def __init__(self, plan: Plan, data: Mapping[str, Array | float | None], n: int,
                  means: list[str], keep: set[str], vm: ModuleType) -> None:
@@ -317,6 +319,7 @@ class FusedRun:
         self.means: dict[str, Array | None] = first.means if whole is None else {
             k: None if v is None else np.zeros(v.shape) for k, v in first.means.items()}
         self._complete = False  # every buffer of the first part's run holds this run's values
+        self._checking: dict[frozenset[str], list[_Part] | None] = {}  # see finite()
 
     # -- the interface of plan.Run
 
@@ -383,6 +386,41 @@ class FusedRun:
         v = self.value(name)
         return None if v is None else v.mean(axis=0)
 
+    def finite(self, only: set[str] | None = None) -> bool:
+        """Whether every value of the last pass (of the lines defining ``only``) is finite.
+
+        The fused pass stores few of them: a second fused pass sums each one in the block
+        loop while it is computed (training asks every 32nd step: one pass in 32 more). A sum
+        is NaN or infinite when a value is, or when finite values overflow: then the
+        reference engine's lines compute them again to decide (exact, slower).
+        """
+        names = {d.target for d in self.plan.defines} if only is None else set(only)
+        key = frozenset(names)
+        if key not in self._checking:
+            try:
+                self._checking[key] = [_Part(p.run, p.offsets, self.keep, self.whole, self.vm,
+                                             names) for p in self.parts]
+            except Exception:  # never an error the reference engine would not give
+                self._checking[key] = None
+        if self._checking[key] is None:
+            return self._finite_by_reference(only)
+        with np.errstate(all="ignore"):
+            for part in self._checking[key]:
+                for start in part.offsets:
+                    part.execute(self.vm, start, self.whole)
+                    if not part.finite():
+                        return self._finite_by_reference(only)
+        return True
+
+    def _finite_by_reference(self, only: set[str] | None) -> bool:
+        for part in self.parts:
+            for start in part.offsets:
+                part.reference(start, self.whole)
+                if not part.run.finite(only):
+                    return False
+        self._complete = self.whole is None
+        return True
+
     def first_nonfinite(self, only: set[str] | None = None) -> Define | None:
         """The first line (in program order) whose value is NaN or infinite for some
         example, recomputed by the reference engine (diagnostics)."""
@@ -407,11 +445,15 @@ class _Part:
     """One bound reference run (one chunk size) and its stages, run at ``offsets``."""
 
     def __init__(self, run: Run, offsets: list[int], keep: set[str],
-                 whole: dict[str, np.ndarray] | None, vm: ModuleType) -> None:
+                 whole: dict[str, np.ndarray] | None, vm: ModuleType,
+                 check: set[str] | None = None) -> None:
         from .fusedplan import Group, schedule
 
         self.run, self.offsets = run, offsets
-        self.schedule = plan = schedule(run, vm, keep, whole)
+        self.schedule = plan = schedule(run, vm, keep, whole, check)
+        # a checking pass's values outside the groups (numpy stages, shared lines): in buffers
+        self.checked = [s.out for s in [*plan.shared, *plan.stages]
+                        if not isinstance(s, Group) and s.define.target in (check or ())]
         calls = dict(zip(map(id, run.steps), run.calls, strict=True))
         self.stages = [(s, s.freeze()) if isinstance(s, Group) else (calls[id(s)], None)
                        for s in plan.stages]
@@ -436,6 +478,8 @@ class _Part:
                 continue
             for _, acc in stage.sums:
                 acc[...] = 0.0
+            for acc in stage.checks:
+                acc[...] = 0.0
             base = frozen[5]
             for _, index in stage.data:
                 base[index] = start
@@ -444,6 +488,12 @@ class _Part:
                 np.divide(acc, run.n, out=run.means[name].reshape(-1))  # type: ignore[union-attr]
         for mean in plan.mean_steps:
             mean()
+
+    def finite(self) -> bool:
+        """After a checking pass: whether the values it checked summed to finite numbers."""
+        stages = [stage for stage, frozen in self.stages if frozen is not None]
+        return all(np.isfinite(a.sum()) for a in [*self.checked,
+                                                   *(c for g in stages for c in g.checks)])
 
     def reference(self, start: int, whole: dict[str, np.ndarray] | None,
                   compute: bool = True) -> None:

@@ -83,6 +83,8 @@ class Group:
     data: list[tuple[str, int]] = field(default_factory=list)
     # (mean's name, accumulator): sums over the rows, zeroed before each chunk
     sums: list[tuple[str, np.ndarray]] = field(default_factory=list)
+    # sums of the values a checking schedule checks (NaN or infinite when a value is)
+    checks: list[np.ndarray] = field(default_factory=list)
 
     def add(self, array: np.ndarray, size: int, scratch: bool = False) -> int:
         self.arrays.append(array)
@@ -138,11 +140,13 @@ def _arrays(values: object) -> list[np.ndarray]:
 
 
 def schedule(run: Run, isa: ModuleType, keep: set[str],
-             data: dict[str, np.ndarray] | None = None) -> Schedule:
+             data: dict[str, np.ndarray] | None = None,
+             check: set[str] | None = None) -> Schedule:
     """The stages of ``run`` (module docstring), in the instructions of ``isa`` (fusedvm).
     ``keep``: names whose per-example values the caller will read. ``data``: per-example
     inputs that groups read from these whole arrays (from the chunk's first row) instead of
-    the run's buffers."""
+    the run's buffers. ``check``: lines whose values the groups also sum, in the pass, into
+    their ``checks`` (whether they are all finite, without storing them)."""
     n = run.n
     per_row = [s for s in run.steps if s.out.shape[0] == n or n == 1]
     shared = [s for s in run.steps if not (s.out.shape[0] == n or n == 1)]
@@ -192,7 +196,7 @@ def schedule(run: Run, isa: ModuleType, keep: set[str],
     kept = set(keep) | {k for k in run.means if k not in stepped}
     outside.update(_address(v) for k in kept if (v := run.values.get(k)) is not None)
     stages: list[Group | _Step] = [
-        _Builder(run, isa, data or {}, outside).group(item, sums.get(i, []))
+        _Builder(run, isa, data or {}, outside, check or set()).group(item, sums.get(i, []))
         if isinstance(item, list) else item for i, item in enumerate(items)]
     return Schedule(shared, stages, closures,
                     [name for group in sums.values() for name, _ in group],
@@ -217,8 +221,9 @@ class _Builder:
     values of the same size whose lives do not overlap."""
 
     def __init__(self, run: Run, isa: ModuleType, data: dict[str, np.ndarray],
-                 outside: set[int]) -> None:
+                 outside: set[int], check: set[str]) -> None:
         self.isa = isa
+        self.check = check
         self.n = run.n
         self.data = {_address(v): k for k in data if (v := run.values.get(k)) is not None}
         self.whole = data
@@ -245,6 +250,10 @@ class _Builder:
             else:
                 out = self.scratch_of[address] = self._temporary(step.out[0].size)
             temporaries = self._emit(step, out)
+            if step.define.target in self.check:  # summed while the value is in the block
+                acc = np.zeros(step.out[0].size)
+                g.code.append([self.isa.ACCSUM_I, 0, g.add(acc, acc.size), out, out, 0, 0, 0])
+                g.checks.append(acc)
             for t in temporaries:
                 self._release(t)
             for a in {_address(a) for a in _arrays(step.args)}:

@@ -13,36 +13,46 @@ name, in a program, a macro or a vector declaration alike.
 ['define', 'z', '=', 'mul', 'x', 'w']
 >>> [is_name(t) for t in ("w.0", "d/L/d/w:2", "2x", "mul", "a-b", "scale_vector")]
 [True, True, False, False, False, False]
+>>> [is_name(t) for t in ("v/W1", "dv/d/L/d/w:0:1", "dv/z", "v/d/L/d/w", "dv/v/w")]
+[True, True, True, False, False]
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass
 
 from . import ops
 from .errors import TenFlangError
-from .ops import Shape, fmt_shape
+from .formatting import NULL, fmt_shape  # NULL: the word for a value never given
+from .ops import Shape
 
 __all__ = [
+    "DERIVATIVE_PATTERN",
     "GIVEN_KINDS",
     "INSTRUCTIONS",
     "KINDS",
     "MACRO_DIRECTIVE",
     "MAX_LINE_LENGTH",
+    "MAX_NAME_LENGTH",
     "MAX_SHAPE_RANK",
     "NAME_PATTERN",
     "NUMBER_PATTERN",
+    "PLAIN_NAME_PATTERN",
     "RESERVED_WORDS",
     "RETIRED_VECTOR_OPS",
     "VECTOR_OPERATIONS",
+    "WORD_END",
+    "WORD_START",
     "TokenLine",
     "adjoint_name",
     "code_part",
     "derivative_parts",
-    "fmt_shape",
+    "derived_names",
+    "derived_stem",
+    "direction_name",
     "is_keyword",
     "is_name",
     "is_number",
@@ -51,6 +61,7 @@ __all__ = [
     "split_derivative",
     "split_lines",
     "split_tokens",
+    "tangent_name",
     "temp_name",
     "token_spans",
 ]
@@ -73,7 +84,6 @@ RETIRED_VECTOR_OPS = {
     "component_wise_add": "define_vector r = add u v",
     "component_wise_mul": "define_vector r = mul u v",
 }
-NULL = "null"  # a value that was never given, as data files write it
 NONFINITE_WORDS = frozenset({"inf", "infinity", "nan"})  # what float() would take: never data
 RESERVED_WORDS = frozenset({
     *INSTRUCTIONS, *VECTOR_OPERATIONS, *RETIRED_VECTOR_OPS,
@@ -94,9 +104,24 @@ def is_keyword(token: str) -> bool:
 
 # ------------------------------------------------------------------------------ names
 
-_PLAIN = r"[A-Za-z_][A-Za-z0-9_.]*"
-# a plain name, or a generated derivative d/<a>/d/<b> with an optional temporary's :<k>
-NAME_PATTERN = rf"(?:d/{_PLAIN}/d/{_PLAIN}(?::[0-9]+)?|{_PLAIN})"
+# The patterns are regular expressions that Python and JavaScript read alike, written without
+# a backslash ('[.]', not an escaped dot): the JupyterLab extension's highlighter takes them as
+# they are, inside a JavaScript string (see editor_words.py).
+PLAIN_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_.]*"
+_TEMPORARY = r"(?::[0-9]+)?"  # the :<k> of a temporary made on the way to a name
+_ADJOINT_PATTERN = rf"d/{PLAIN_NAME_PATTERN}/d/{PLAIN_NAME_PATTERN}{_TEMPORARY}"
+# The names the compilers generate (a user's program cannot declare them, so they never
+# clash with a user's): a derivative d/<a>/d/<b>; and the Hessian-vector program's
+# direction v/<w> (the direction's part for the weight w) and tangents dv/<name> (the
+# derivative along the direction of a GCP value, a derivative itself or not), each with
+# the :<k> of a temporary made on its way
+DERIVATIVE_PATTERN = (rf"(?:dv/(?:{_ADJOINT_PATTERN}|{PLAIN_NAME_PATTERN}){_TEMPORARY}"
+                      rf"|v/{PLAIN_NAME_PATTERN}|{_ADJOINT_PATTERN})")
+NAME_PATTERN = rf"(?:{DERIVATIVE_PATTERN}|{PLAIN_NAME_PATTERN})"
+# In running text, a word ends (and starts) where a name could not go on: names may hold
+# '.' (w.0), derivatives '/' and ':' (d/L/d/v:0).
+WORD_END = r"(?![A-Za-z0-9_./:])"
+WORD_START = r"(?<![A-Za-z0-9_./:])"
 _NAME_RE = re.compile(NAME_PATTERN)
 # The original's preprocessor is stricter: a vector's name has no '.' (``a.b.0`` could not be
 # told from a component of ``a``), and names inside a macro have no digits (a renamed local
@@ -122,6 +147,40 @@ def name_length(token: str) -> int:
     return max(len(part) for part in re.split(r"[/:]", token))
 
 
+def derived_names(base: str, suffixes: Sequence[str], taken: Container[str]) -> list[str]:
+    """A name the package makes from a user's name: ``base + suffix`` for each suffix, none of
+    them in ``taken`` and none longer than :data:`MAX_NAME_LENGTH` (``base`` is cut short to
+    make room, then followed by ``_`` until every name is free: :func:`derived_stem`). A name
+    the user could write never makes one that breaks the limit.
+
+    >>> derived_names("w", [".stop"], {"w.stop"}), derived_names("W", [".0", ".1"], ())
+    (['w_.stop'], ['W.0', 'W.1'])
+    >>> [len(n) for n in derived_names("w" * MAX_NAME_LENGTH, [".0", ".10"], ())]
+    [999, 1000]
+    """
+    stem = derived_stem(base, max(map(len, suffixes)),
+                        lambda s: not any(s + suffix in taken for suffix in suffixes))
+    return [stem + suffix for suffix in suffixes]
+
+
+def derived_stem(base: str, longest_suffix: int, free: Callable[[str], bool]) -> str:
+    """The stem of the names the package makes from ``base``: ``base`` cut short so that a
+    suffix of ``longest_suffix`` characters keeps within :data:`MAX_NAME_LENGTH`, then
+    followed by ``_`` until ``free(stem)`` (a family of names too large to list, such as the
+    labels of a big weight's components, is tested as a whole).
+
+    >>> derived_stem("W", 2, lambda stem: stem != "W")
+    'W_'
+    """
+    room = MAX_NAME_LENGTH - longest_suffix
+    k = 0
+    while True:
+        stem = base[:max(1, room - k)] + "_" * k
+        if free(stem):
+            return stem
+        k += 1
+
+
 def matches_name(token: str) -> bool:
     """The shape of a name, keywords not excluded (data files may name anything).
 
@@ -133,10 +192,11 @@ def matches_name(token: str) -> bool:
 
 def is_name(token: str) -> bool:
     """A valid variable name: letters, digits, ``_`` and ``.`` not starting with a digit and
-    not a keyword, or a generated ``d/<a>/d/<b>[:<k>]``."""
+    not a keyword, or a generated one (``d/<a>/d/<b>[:<k>]``, ``v/<w>``, ``dv/<name>[:<k>]``).
+    """
     if not matches_name(token):
         return False
-    return token.startswith("d/") or not is_keyword(token)
+    return "/" in token or not is_keyword(token)
 
 
 def adjoint_name(of: str, wrt: str) -> str:
@@ -149,8 +209,28 @@ def adjoint_name(of: str, wrt: str) -> str:
     return f"d/{of}/d/{wrt}"
 
 
+def direction_name(weight: str) -> str:
+    """``v/<weight>``: the Hessian-vector program's input holding the direction's part for
+    ``weight`` (the derivative of ``weight`` along the direction).
+
+    >>> direction_name("W1")
+    'v/W1'
+    """
+    return f"v/{weight}"
+
+
+def tangent_name(name: str) -> str:
+    """``dv/<name>``: in the Hessian-vector program, the derivative of the GCP value ``name``
+    along the direction v (``dv/d/L/d/w`` is the ``w`` part of H v).
+
+    >>> tangent_name("d/lambda/d/w"), tangent_name("z")
+    ('dv/d/lambda/d/w', 'dv/z')
+    """
+    return f"dv/{name}"
+
+
 # a derivative d/<of>/d/<wrt>, or one of the temporaries d/<of>/d/<wrt>:<k> made on its way
-_DERIVATIVE_RE = re.compile(rf"d/({_PLAIN})/d/({_PLAIN})(?::([0-9]+))?")
+_DERIVATIVE_RE = re.compile(rf"d/({PLAIN_NAME_PATTERN})/d/({PLAIN_NAME_PATTERN})(?::([0-9]+))?")
 
 
 def derivative_parts(name: str) -> tuple[str, str] | None:
@@ -189,8 +269,8 @@ def split_derivative(name: str) -> tuple[str, str, int | None] | None:
 # ------------------------------------------------------------------------------ numbers
 
 # Plain decimal literals. [0-9], never \\d: \\d also matches other scripts' digits, which
-# float() and int() would silently accept.
-NUMBER_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+# float() and int() would silently accept. No backslash, as for names.
+NUMBER_PATTERN = r"[+-]?(?:[0-9]+[.]?[0-9]*|[.][0-9]+)(?:[eE][+-]?[0-9]+)?"
 INT_PATTERN = r"[+-]?[0-9]+"
 _NUMBER_RE = re.compile(NUMBER_PATTERN)
 _INT_RE = re.compile(INT_PATTERN)

@@ -11,16 +11,21 @@ N, or 1 for values that do not depend on the example) and the per-example axes a
 Derivative rules come in two flavours, as in JAX's per-primitive tables:
 
 * ``partials``: for elementwise operators, one rule per operand giving the *local partial*
-  ``d/v/d/a`` as TenFlang (the seed's GCP layout: ``d/L/d/a = mul d/L/d/v d/v/d/a``);
+  ``d/v/d/a`` as TenFlang (the seed's GCP layout: ``d/L/d/a = mul d/L/d/v d/v/d/a``), which
+  both modes use (forward mode's tangent is ``d/v/d/a * d/a/d/w``);
 * ``vjp``: for every other operator, one rule per operand giving the vector-Jacobian product
   (the contribution to ``d/L/d/a`` given the adjoint ``g = d/L/d/v``), never a Jacobian;
 * ``jvp``: beside ``vjp``, one rule per operand giving the Jacobian-vector product (the
   contribution to the tangent ``d/v/d/w`` given the operand's tangent ``t = d/a/d/w``), which
-  forward mode (``forward.py``) needs. Elementwise operators need none: their tangent is
-  ``d/v/d/a * t``, from the same local partials.
+  forward mode (``forward.py``) needs. Most are not written but derived, as JAX's
+  ``deflinear`` does: in an operand of ``linear_in`` the result is linear, so its JVP is the
+  operator itself applied to the tangent (``matmul t b``) and its VJP is the transpose the
+  ``vjp`` rule gives; an operand of ``constant_in`` (a shape or an index) has no tangent and a
+  zero adjoint. Only the rules of nonlinear operators (``softmax``) are written twice.
 
 A rule receives an emitter ``e``; ``e("mul", x, y)`` emits a TenFlang line and returns the name
-of its result, ``e.shape(x)`` gives a per-example shape.
+of its result, ``e.shape(x)`` gives a per-example shape. ``core/describe_ops.py`` runs every
+rule on symbolic operands to write the Guide's operator table.
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+
+from .errors import TenFlangError
+from .formatting import did_you_mean, fmt_shape
 
 Shape = tuple[int, ...]
 
@@ -107,37 +115,106 @@ class Op:
     arity: int
     doc: str  # one line, shown in the Guide, --help and the notebook
     math: str  # the formula, e.g. "a + b"
-    shape: Callable[..., Shape]
+    shape_rule: Callable[..., Shape]  # operand shapes -> result shape (or ShapeError)
     kernel: Callable[[KernelSpec], Kernel]
     partials: tuple[PartialRule, ...] | None = None
-    vjp: tuple[VjpRule, ...] | None = None
-    jvp: tuple[JvpRule, ...] | None = None
+    # a None rule is derived (see linear_in and constant_in below): once the table is built,
+    # every operator with vjp rules has a vjp and a jvp rule for each operand
+    vjp: tuple[VjpRule | None, ...] | None = None
+    jvp: tuple[JvpRule | None, ...] | None = None
     helper: bool = False  # mainly emitted by the compiler (still valid by hand)
     elementwise: bool = True
     aliases: tuple[str, ...] = field(default=())
     # (k, c): when operand k is the constant c, the result is the other operand (mul by 1);
     # the compiler drops such lines from the GCP, the planner runs them as aliases
     identities: tuple[tuple[int, float], ...] = field(default=())
+    # Operands in which the result is linear while the others stay fixed (``mul``: each;
+    # ``div``: the first; ``matmul``: each); and operands that only give a shape or an index
+    # (the result does not change with them). A non-elementwise operator's ``jvp`` rules, and
+    # the ``vjp`` rules of such operands, follow from these and are left out (None).
+    linear_in: tuple[int, ...] = ()
+    constant_in: tuple[int, ...] = ()
     # Planner hooks for the mean over the batch (what a weight's gradient is). ``linear``: the
-    # mean of the result is the operator applied to the operands' means, so a sum of
-    # gradient terms is summed after averaging. ``batch_mean``: a rule computing the mean of
-    # the result directly from the operands, without the per-example results (see
-    # :class:`MeanContext`); None when it does not apply to these operands.
+    # result is linear in all operands together (``add``), so the mean of the result is the
+    # operator applied to the operands' means, and a sum of gradient terms is summed after
+    # averaging. ``batch_mean``: a rule computing the mean of the result directly from the
+    # operands, without the per-example results (see :class:`MeanContext`); None when it
+    # does not apply to these operands.
     linear: bool = False
     batch_mean: MeanRule | None = None
-    # Loss-landscape hook: the operands in which the result is affine (linear plus a
-    # constant) while the other operands stay fixed (``mul``: each; ``div``: the first);
-    # with ``linear``, also when they vary together. Over a plane of weight settings such a
-    # line is computed three times, not once per grid point (see core/landscape.py).
-    affine_in: tuple[int, ...] = ()
+    # The operand shapes at which the Guide writes out the derivative rules, one case each
+    # (default: scalars for an elementwise operator, vectors [3] for any other)
+    guide_shapes: tuple[tuple[Shape, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        assert (self.partials is None) != (self.vjp is None), self.name
+        assert all(len(r) == self.arity for r in (self.partials, self.vjp, self.jvp) if r), \
+            self.name
+        if self.vjp is None:
+            assert self.jvp is None, f"{self.name}: local partials serve both modes"
+            return
+        # the frozen dataclass's fields, completed once here with the rules they imply
+        object.__setattr__(self, "vjp", _completed(self, "vjp", self.vjp))
+        object.__setattr__(self, "jvp", _completed(self, "jvp", self.jvp or (None,) * self.arity))
+
+    @property
+    def affine_in(self) -> tuple[int, ...]:
+        """The operands in which the result is affine (linear plus a constant) while the other
+        operands stay fixed; with ``linear``, also when they vary together. The loss
+        landscape computes such a line three times over a plane of weight settings, not once
+        per grid point (see core/landscape/evaluation.py).
+
+        >>> OPS["add"].affine_in, OPS["div"].affine_in, OPS["exp"].affine_in
+        ((0, 1), (0,), ())
+        """
+        return tuple(range(self.arity)) if self.linear else self.linear_in
+
+
+def _completed(op: Op, kind: str, rules: tuple[Callable[..., Any] | None, ...]
+               ) -> tuple[Callable[..., Any], ...]:
+    """``rules`` with each None replaced by the rule that ``linear_in`` or ``constant_in``
+    implies (JAX's ``deflinear``): a linear operand's JVP, a constant operand's JVP and VJP."""
+    done: list[Callable[..., Any]] = []
+    for i, rule in enumerate(rules):
+        if rule is None and i in op.constant_in:
+            rule = _zero_adjoint(i) if kind == "vjp" else _no_tangent
+        elif rule is None and i in op.linear_in and kind == "jvp":
+            rule = _linear_tangent(op.name, i)
+        elif rule is None:
+            raise TypeError(f"{op.name}: operand {i} needs a {kind} rule (only that of an "
+                            "operand in constant_in, or the jvp of one in linear_in, follows)")
+        done.append(rule)
+    return tuple(done)
+
+
+def _linear_tangent(name: str, i: int) -> JvpRule:
+    """The JVP in an operand the result is linear in: the operator applied to the tangent."""
+
+    def rule(e: Emitter, t: Ref, *operands: Ref) -> Ref:
+        args = list(operands[:-1])  # the last one is the result
+        args[i] = t
+        return e(name, *args)
+
+    return rule
+
+
+def _zero_adjoint(i: int) -> VjpRule:
+    """The VJP in an operand that only gives a shape or an index: 0 (of its shape)."""
+    return lambda e, g, *operands: zeros_like(e, operands[i])
+
+
+def _no_tangent(e: Emitter, t: Ref, *operands: Ref) -> None:
+    # the operand only gives a shape (or an index): changing it does not change the value
+    return None
+
+
+def zeros_like(e: Emitter, ref: Ref) -> Ref:
+    """0 of ``ref``'s shape: ``mul 0 ref`` for a tensor, the constant 0 for a scalar (a scalar 0
+    would make the gradient of a tensor weight a scalar)."""
+    return e("mul", Const.of(0), ref) if e.shape(ref) else Const.of(0)
 
 
 # ---------------------------------------------------------------------------- shape rules
-
-
-def fmt_shape(shape: Shape) -> str:
-    """``(64, 32)`` -> ``[64, 32]``; a scalar is ``[]``."""
-    return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
 def _same(a: Shape) -> Shape:
@@ -392,12 +469,21 @@ def _outer_kernel(spec: KernelSpec) -> Kernel:
     return outer
 
 
+def sumto_axes(a: Shape, b: Shape) -> tuple[int, ...]:
+    """The axes of a per-example shape ``a`` that ``sumto`` sums over to reach ``b``: those
+    ``b`` lacks in front, and those where ``b`` has 1 and ``a`` more (the broadcast axes).
+
+    >>> sumto_axes((5, 3), (3,)), sumto_axes((2, 3), (2, 1)), sumto_axes((3,), (3,))
+    ((0,), (1,), ())
+    """
+    lead = len(a) - len(b)
+    return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(b)
+                                      if d == 1 and a[lead + i] != 1)
+
+
 def _sumto_kernel(spec: KernelSpec) -> Kernel:
     sa, sb = spec.in_shapes
-    lead = len(sa) - len(sb)
-    axes = tuple(1 + i for i in range(lead)) + tuple(
-        1 + lead + i for i, d in enumerate(sb) if d == 1 and sa[lead + i] != 1
-    )
+    axes = tuple(1 + i for i in sumto_axes(sa, sb))  # after the batch axis
     out_shape = sb
 
     def sumto(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -512,11 +598,6 @@ def _product_mean(c: MeanContext) -> Callable[[], object] | None:
     return None
 
 
-def _no_tangent(e: Emitter, t: Ref, *operands: Ref) -> None:
-    # the operand only gives a shape (or an index): changing it does not change the value
-    return None
-
-
 def _size(shape: Shape) -> int:
     return int(np.prod(shape)) if shape else 1
 
@@ -525,13 +606,13 @@ OPS_LIST: list[Op] = [
     # -- the original's primitives
     Op("add", 2, "sum of two values", "a + b", _broadcast, _ufunc(np.add),
        partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(1)),
-       identities=((0, 0.0), (1, 0.0)), linear=True, affine_in=(0, 1)),
+       identities=((0, 0.0), (1, 0.0)), linear=True),
     Op("sub", 2, "difference", "a - b", _broadcast, _ufunc(np.subtract),
        partials=(lambda e, a, b, v: Const.of(1), lambda e, a, b, v: Const.of(-1)),
-       identities=((1, 0.0),), linear=True, affine_in=(0, 1)),
+       identities=((1, 0.0),), linear=True),
     Op("mul", 2, "product (elementwise for tensors)", "a * b", _broadcast, _ufunc(np.multiply),
        partials=(lambda e, a, b, v: b, lambda e, a, b, v: a), identities=((0, 1.0), (1, 1.0)),
-       batch_mean=_product_mean, affine_in=(0, 1)),
+       linear_in=(0, 1), batch_mean=_product_mean),
     Op("pow", 2, "power", "a ^ b", _broadcast, _pow_kernel,
        # the exponent's partial is 0 where the base is 0 (as PyTorch and JAX): lnz, not ln
        partials=(_pow_base, lambda e, a, b, v: e("mul", v, e("lnz", a))),
@@ -546,9 +627,9 @@ OPS_LIST: list[Op] = [
     Op("div", 2, "quotient", "a / b", _broadcast, _ufunc(np.divide),
        partials=(lambda e, a, b, v: e("div", Const.of(1), b),
                  lambda e, a, b, v: e("neg", e("div", v, b))),
-       identities=((1, 1.0),), affine_in=(0,)),
+       identities=((1, 1.0),), linear_in=(0,)),
     Op("neg", 1, "negation", "-a", _same, _ufunc(np.negative),
-       partials=(lambda e, a, v: Const.of(-1),), affine_in=(0,)),
+       partials=(lambda e, a, v: Const.of(-1),), linear_in=(0,)),
     Op("tanh", 1, "hyperbolic tangent", "tanh a", _same, _ufunc(np.tanh),
        partials=(lambda e, a, v: e("sub", Const.of(1), e("mul", v, v)),)),
     Op("relu", 1, "rectified linear unit", "max(a, 0)", _same, _ufunc(_relu),
@@ -567,19 +648,18 @@ OPS_LIST: list[Op] = [
        partials=(lambda e, a, v: e("div", Const.of(1), a),), helper=True),
     # -- tensors
     Op("matmul", 2, "matrix product of vectors/matrices (as numpy's matmul)", "a @ b",
-       _matmul_shape, _matmul_kernel, vjp=(_matmul_vjp_a, _matmul_vjp_b),
-       jvp=(lambda e, t, a, b, v: e("matmul", t, b), lambda e, t, a, b, v: e("matmul", a, t)),
-       elementwise=False, affine_in=(0, 1)),
+       _matmul_shape, _matmul_kernel, vjp=(_matmul_vjp_a, _matmul_vjp_b), linear_in=(0, 1),
+       elementwise=False,
+       guide_shapes=(((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((3,), (3,)))),
     Op("transpose", 1, "transpose of a matrix (a vector is unchanged)", "a^T",
        _transpose_shape, _transpose_kernel,
-       vjp=(lambda e, g, a, v: e("transpose", g),),
-       jvp=(lambda e, t, a, v: e("transpose", t),), elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, v: e("transpose", g),), linear_in=(0,), elementwise=False,
+       guide_shapes=(((2, 3),),)),
     Op("sum", 1, "sum of all elements (a scalar)", "sum_i a_i", _scalar, _sum_kernel,
-       vjp=(lambda e, g, a, v: e("broadcast", g, a),),
-       jvp=(lambda e, t, a, v: e("sum", t),), elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, v: e("broadcast", g, a),), linear_in=(0,), elementwise=False),
     Op("mean", 1, "mean of all elements (a scalar)", "sum_i a_i / n", _scalar, _mean_kernel,
        vjp=(lambda e, g, a, v: e("div", e("broadcast", g, a), Const.of(_size(e.shape(a)))),),
-       jvp=(lambda e, t, a, v: e("mean", t),), elementwise=False, affine_in=(0,)),
+       linear_in=(0,), elementwise=False),
     Op("logsumexp", 1, "log of the sum of exponentials of a vector (a scalar)",
        "ln sum_i e^a_i", _vector_to_scalar, _last_axis_kernel(_logsumexp),
        vjp=(lambda e, g, a, v: e("mul", g, e("softmax", a)),),
@@ -598,30 +678,22 @@ OPS_LIST: list[Op] = [
     Op("outer", 2, "outer product of two vectors (or scalars)", "a_i * b_j", _outer_shape,
        _outer_kernel,
        vjp=(lambda e, g, a, b, v: _outer_vjp(e, g, b, "a"),
-            lambda e, g, a, b, v: _outer_vjp(e, g, a, "b")),
-       jvp=(lambda e, t, a, b, v: e("outer", t, b), lambda e, t, a, b, v: e("outer", a, t)),
-       helper=True, elementwise=False, batch_mean=_outer_mean, affine_in=(0, 1)),
+            lambda e, g, a, b, v: _outer_vjp(e, g, a, "b")), linear_in=(0, 1),
+       helper=True, elementwise=False, batch_mean=_outer_mean,
+       guide_shapes=(((3,), (2,)), ((), (2,)))),
     Op("sumto", 2, "sum a down to the shape of b (undoes broadcasting)", "unbroadcast(a)",
        _sumto_shape, _sumto_kernel,
-       vjp=(lambda e, g, a, b, v: e("broadcast", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
-       jvp=(lambda e, t, a, b, v: e("sumto", t, b), _no_tangent),
-       helper=True, elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, b, v: e("broadcast", g, a), None), linear_in=(0,), constant_in=(1,),
+       helper=True, elementwise=False, guide_shapes=(((2, 3), (3,)),)),
     Op("broadcast", 2, "broadcast a to the shape of b", "broadcast(a)", _broadcast_to_shape,
        _broadcast_kernel,
-       vjp=(lambda e, g, a, b, v: e("sumto", g, a), lambda e, g, a, b, v: _zeros_like(e, b)),
-       jvp=(lambda e, t, a, b, v: e("broadcast", t, b), _no_tangent),
-       helper=True, elementwise=False, affine_in=(0,)),
+       vjp=(lambda e, g, a, b, v: e("sumto", g, a), None), linear_in=(0,), constant_in=(1,),
+       helper=True, elementwise=False, guide_shapes=(((3,), (2, 3)),)),
     Op("onehot", 2, "1 at the flat (row-major) index b of a tensor shaped like a, 0 elsewhere "
        "(forward mode's seed)", "[i == b]", _onehot_shape, _onehot_kernel,
-       vjp=(lambda e, g, a, b, v: _zeros_like(e, a), lambda e, g, a, b, v: Const.of(0)),
-       jvp=(_no_tangent, _no_tangent), helper=True, elementwise=False),
+       vjp=(None, None), constant_in=(0, 1), helper=True, elementwise=False,
+       guide_shapes=(((3,), ()),)),
 ]
-
-
-def _zeros_like(e: Emitter, ref: Ref) -> Ref:
-    # b only gives sumto/broadcast a shape, so d/L/d/b is 0 -- but a 0 of b's shape: a scalar 0
-    # would make the gradient of a tensor weight a scalar
-    return e("mul", Const.of(0), ref) if e.shape(ref) else Const.of(0)
 
 
 def _outer_vjp(e: Emitter, g: Ref, other: Ref, which: str) -> Ref:
@@ -636,9 +708,6 @@ def _outer_vjp(e: Emitter, g: Ref, other: Ref, which: str) -> Ref:
 
 OPS: dict[str, Op] = {}
 for _op in OPS_LIST:
-    assert (_op.partials is None) != (_op.vjp is None), _op.name
-    assert (_op.vjp is None) == (_op.jvp is None), _op.name  # reverse and forward mode
-    assert all(len(r) == _op.arity for r in (_op.partials, _op.vjp, _op.jvp) if r), _op.name
     for _name in (_op.name, *_op.aliases):
         OPS[_name] = _op
 
@@ -669,18 +738,114 @@ def operator_names() -> Sequence[str]:
     return list(OPS)
 
 
-def describe_operators() -> str:
-    """The operator table as Markdown (``tfcompiler --list-ops``; the Guide embeds it).
+# ---------------------------------------------------------------------------- at numbers
+# The table's own rules evaluated at numbers rather than emitted as TenFlang: what an engine
+# written by hand computes with (notebook 07), and the compiler's constant folding.
 
-    >>> describe_operators().splitlines()[0]
-    '| operator | operands | meaning | value | derivative |'
+Number = float | np.ndarray
+
+
+def value(name: str | None, *operands: Any) -> Number:
+    """The value of the operator ``name`` at ``operands`` (numbers, or numpy arrays for
+    tensors), computed by its kernel as a program's line is; ``None`` is a copy
+    (``define v = a``). A scalar comes back as a float.
+
+    >>> value("mul", 2.0, 3.0), value("logistic", 0.0), value(None, 1.5)
+    (6.0, 0.5, 1.5)
+    >>> value("sum", np.array([1.0, 2.0]))
+    3.0
     """
-    rows = ["| operator | operands | meaning | value | derivative |",
-            "|---|---|---|---|---|"]
-    for op in OPS_LIST:
-        names = " / ".join(f"`{n}`" for n in (op.name, *op.aliases))
-        kind = ("local partial" if op.partials is not None else
-                "vector-Jacobian product (reverse), Jacobian-vector product (forward)")
-        doc = op.doc + (" (helper)" if op.helper else "")
-        rows.append(f"| {names} | {op.arity} | {doc} | `{op.math}` | {kind} |")
-    return "\n".join(rows) + "\n"
+    op = _operator(name, operands, "tf.ops.value")
+    if op is None:
+        return _plain(operands[0])
+    return _apply(op, tuple(np.asarray(a, float) for a in operands))
+
+
+def local_partials(name: str | None, *operands: Any) -> tuple[Number, ...]:
+    """The local partials ``d/v/d/a`` (and ``d/v/d/b``) of the elementwise line
+    ``v = name a b`` at the operands' values: the table's derivative rules (the ones the
+    compiler writes into the GCP) evaluated at numbers, one per operand position. An operand
+    written twice (``mul a a``) has a partial per position; its adjoint gets both terms. A
+    copy (``None``) has the partial 1. For tensors a partial is elementwise (a constant one is
+    a float); an operator that is not elementwise has no local partials (its ``vjp`` gives
+    the adjoints).
+
+    >>> local_partials("mul", 2.0, 3.0), local_partials("sub", 5.0, 1.0)
+    ((3.0, 2.0), (1.0, -1.0))
+    >>> local_partials("logistic", 0.0), local_partials("pow", 3.0, 2.0)[0]
+    ((0.25,), 6.0)
+    """
+    op = _operator(name, operands, "tf.ops.local_partials")
+    if op is None:
+        return (1.0,)
+    if op.partials is None:
+        raise TenFlangError.at(
+            f"'{op.name}' is not elementwise: it has no local partials",
+            "tf.ops.local_partials",
+            hint="its rule is a vector-Jacobian product (the Guide's section 5): what the "
+                 "line adds to each operand's adjoint, given the adjoint of its result")
+    e = _AtNumbers()
+    refs = tuple(e.ref(np.asarray(a, float)) for a in operands)
+    result = e.ref(np.asarray(_apply(op, tuple(e.number(r) for r in refs))))
+    return tuple(_plain(e.number(rule(e, *refs, result))) for rule in op.partials)
+
+
+class _AtNumbers:
+    """An emitter (see :class:`Emitter`) whose lines are computed at once: a scalar is a
+    :class:`Const` (so a rule sees a constant exponent as the compiler does), a tensor a
+    name for its array."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def ref(self, array: np.ndarray) -> Ref:
+        if array.ndim == 0:
+            return Const.of(float(array))
+        name = f"#{len(self.arrays)}"
+        self.arrays[name] = array
+        return name
+
+    def number(self, ref: Ref) -> np.ndarray:
+        return np.asarray(ref.value) if isinstance(ref, Const) else self.arrays[ref]
+
+    def shape(self, ref: Ref) -> Shape:
+        return np.shape(self.number(ref))
+
+    def __call__(self, name: str, *args: Ref) -> Ref:
+        return self.ref(np.asarray(_apply(OPS[name], tuple(self.number(a) for a in args))))
+
+
+def _operator(name: str | None, operands: Sequence[Any], caller: str) -> Op | None:
+    """The operator ``name`` (None: a copy), checked against the number of operands; an
+    error names the ``caller``."""
+    op = None if name is None else OPS.get(str(name))
+    if name is not None and op is None:
+        raise TenFlangError.at(f"unknown operator {name!r}", caller,
+                               hint=did_you_mean(str(name), operator_names()))
+    arity = 1 if op is None else op.arity
+    if len(operands) != arity:
+        raise TenFlangError.at(f"{name or 'a copy'} takes {arity} operand"
+                               f"{'s' * (arity != 1)}, not {len(operands)}", caller)
+    return op
+
+
+def _apply(op: Op, operands: tuple[np.ndarray, ...]) -> Number:
+    """``op`` at per-example values (a batch of one, as the planner runs a line)."""
+    shapes = tuple(a.shape for a in operands)
+    try:
+        out = op.shape_rule(*shapes)
+    except ShapeError as exc:
+        raise TenFlangError.at(f"{op.name} of shapes {', '.join(map(fmt_shape, shapes))}: "
+                               f"{exc}", "tf.ops") from None
+    spec = KernelSpec(shapes, out, (True,) * len(shapes),
+                      tuple(float(a) if a.ndim == 0 else None for a in operands))
+    # the planner's alignment: numpy would put a batch axis on a data axis
+    batch = [a.reshape((1,) + (1,) * (len(out) - a.ndim) * op.elementwise + a.shape)
+             for a in operands]
+    with np.errstate(all="ignore"):  # a NaN or an infinity, as the program would compute
+        return _plain(op.kernel(spec)(*batch)[0])
+
+
+def _plain(a: Any) -> Number:
+    array = np.asarray(a, dtype=np.float64)
+    return float(array) if array.ndim == 0 else np.array(array)

@@ -1,4 +1,5 @@
-"""Performance helpers shared by the compile phase."""
+"""Pausing the garbage collector while a long program is parsed and compiled
+(:func:`gc_paused`: ``program.parse`` and both compilers use it)."""
 
 from __future__ import annotations
 

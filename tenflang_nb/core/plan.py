@@ -4,8 +4,13 @@ The seed's interpreter walks the program once per example with a bindings dictio
 :class:`Plan` resolves every operator to a numpy kernel and every variable to a slot once; a
 :class:`Run` binds it to N examples, allocating every buffer up front, so each later pass over
 the program (one per gradient step) allocates nothing and touches each line once for all N
-examples. NULL (a value that was never given) propagates as in the seed: an operator with a
-NULL operand yields NULL, decided once at bind time.
+examples. NULL (a value that was never given, or given as None) propagates as in the seed:
+an operator with a NULL operand yields NULL, decided once at bind time.
+
+Every caller runs a program through one of the plan's entry points: :meth:`Plan.example`
+(one example to its values: floats, arrays, None for NULL), :meth:`Plan.run` (a batch bound
+and run once), :meth:`Plan.means` (a batch reduced to its means), or :meth:`Plan.bind` for a
+run to pass over many times (training, timing, the loss landscape).
 
 Every value has a leading batch axis: N for values that depend on the example, 1 for those
 that do not (weights, constants, and lines computed only from them).
@@ -21,8 +26,11 @@ from functools import partial
 import numpy as np
 
 from . import ops
+from .arguments import shown
 from .errors import TenFlangError
-from .lexical import GIVEN_KINDS, fmt_shape
+from .formatting import fmt_shape
+from .guard import allow
+from .lexical import GIVEN_KINDS
 from .ops import Const, KernelSpec, Shape
 from .program import Program, ancestors
 from .syntax import Define
@@ -58,6 +66,7 @@ class Plan:
         >>> [d.target for d in Plan(p, targets=["y"]).defines]
         ['y']
         """
+        allow("the package's interpreter")  # every program runs through a Plan
         self.program = program
         self.given = program.names(*GIVEN_KINDS)
         self.defines = program.definitions()
@@ -72,7 +81,8 @@ class Plan:
 
     def bind(self, data: Mapping[str, Array | float | None], n: int,
              means: list[str] | None = None) -> Run:
-        """Bind values to the given variables (missing ones are NULL) for ``n`` examples.
+        """Bind values to the given variables (missing ones, and None, are NULL) for ``n``
+        examples: a run to pass over many times (:meth:`Run.run`, :meth:`Run.set`).
 
         A value whose first axis has length ``n`` (and whose rank is one more than the
         variable's shape) is per-example; otherwise it is shared by every example. ``means``
@@ -89,6 +99,50 @@ class Plan:
                 f"take up to {numbers * 8 / 1e9:,.1f} GB)", file=program.file,
                 hint="use fewer examples at a time (--batch-size), or smaller shapes"
             ) from None
+
+
+    # ------------------------------------------------------------------ running it once
+
+    def run(self, data: Mapping[str, Array | float | None], n: int = 1) -> Run:
+        """A batch: ``data`` bound to ``n`` examples (as :meth:`bind`) and run once; read it
+        with :meth:`Run.value` (per example) or :meth:`Run.mean`.
+
+        >>> from tenflang_nb.core.program import parse
+        >>> p = parse("declare input x\\ndeclare output y\\ndefine y = mul x 2\\n")
+        >>> Plan(p).run({"x": np.array([1.0, 2.5])}, 2).value("y")
+        array([2., 5.])
+        """
+        run = self.bind(data, n)
+        run.run()
+        return run
+
+    def example(self, inputs: Mapping[str, Array | float | None],
+                names: Sequence[str] | None = None) -> dict[str, float | Array | None]:
+        """One example: the value of each of ``names`` (default: the outputs and the loss)
+        as :func:`plain` gives it, None for NULL.
+
+        >>> from tenflang_nb.core.program import parse
+        >>> p = parse("declare input x\\ndeclare input v [2]\\ndeclare output y\\n"
+        ...           "declare output u\\ndefine y = mul x 2\\ndefine u = mul v x\\n")
+        >>> Plan(p).example({"x": 3.0, "v": None})
+        {'y': 6.0, 'u': None}
+        """
+        run = self.run(inputs, 1)
+        return {name: first_row(run.value(name))
+                for name in (self.results if names is None else names)}
+
+    def means(self, data: Mapping[str, Array | float | None], n: int,
+              names: Sequence[str]) -> dict[str, Array | None]:
+        """A batch reduced to its mean: each of ``names`` averaged over the ``n`` examples
+        (None for NULL).
+
+        >>> from tenflang_nb.core.program import parse
+        >>> p = parse("declare input x\\ndeclare output y\\ndefine y = mul x 2\\n")
+        >>> float(Plan(p).means({"x": np.array([1.0, 2.5])}, 2, ["y"])["y"])
+        3.5
+        """
+        run = self.run(data, n)
+        return {name: run.mean(name) for name in names}
 
 
 class Run:
@@ -124,7 +178,14 @@ class Run:
                ) -> Array | None:
         if value is None:
             return None
-        array = np.asarray(value, dtype=np.float64)
+        decl = self.plan.program.decls[name]
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TenFlangError.at(f"value of '{name}' is not a number or numbers: "
+                                   f"{shown(value)}",
+                                   file=self.plan.program.file, line=decl.src.line,
+                                   source=decl.src.text) from None
         if array.shape == (n, *shape) and n != 1:
             return np.array(array)  # own copy: callers may reuse theirs
         if array.shape == shape:
@@ -299,6 +360,21 @@ class Run:
         v = self.values.get(name)
         return None if v is None else v.mean(axis=0)
 
+    def finite(self, only: set[str] | None = None) -> bool:
+        """Whether every value the last pass computed (of the lines defining ``only``) is
+        finite. A sum is NaN or infinite when a term is (or when finite terms overflow: then
+        the exact test decides); summing reads each buffer once and allocates nothing.
+
+        >>> from tenflang_nb.core.program import parse
+        >>> run = Plan(parse("declare input x\\ndeclare output y\\ndefine y = ln x\\n")).run(
+        ...     {"x": np.array([1.0, 0.0])}, 2)
+        >>> run.finite(), run.finite(set())
+        (False, True)
+        """
+        with np.errstate(all="ignore"):
+            return all(np.isfinite(s.out.sum()) or bool(np.isfinite(s.out).all())
+                       for s in self.steps if only is None or s.define.target in only)
+
     def first_nonfinite(self, only: set[str] | None = None) -> Define | None:
         """Re-run step by step; the first line whose value is NaN or infinite (diagnostics).
 
@@ -368,9 +444,8 @@ def trace(program: Program, inputs: Mapping[str, float | Array | None]) -> list[
     [TraceStep(line=3, name='y', value=6.0)]
     """
     plan = Plan(program)
-    run = plan.bind({k: v for k, v in inputs.items() if v is not None}, n=1)
-    run.run()
-    return [TraceStep(d.src.line, d.target, _scalar(run.value(d.target))) for d in plan.defines]
+    values = plan.example(inputs, [d.target for d in plan.defines])
+    return [TraceStep(d.src.line, d.target, values[d.target]) for d in plan.defines]
 
 
 def interpret(program: Program, inputs: Mapping[str, float | Array | None]
@@ -393,15 +468,19 @@ def interpret(program: Program, inputs: Mapping[str, float | Array | None]
     >>> interpret(p, {"x": 3, "w": -2})
     {'o': -8.0}
     """
-    plan = Plan(program)
-    run = plan.bind({k: v for k, v in inputs.items() if v is not None}, n=1)
-    with np.errstate(all="ignore"):
-        run.run()
-    return {name: _scalar(run.value(name)) for name in plan.results}
+    return Plan(program).example(inputs)
 
 
-def _scalar(v: Array | None) -> float | Array | None:
-    if v is None:
-        return None
-    first = v[0]
-    return float(first) if first.shape == () else np.array(first)
+def plain(value: Array | float) -> float | Array:
+    """A value as callers keep it: a float for a scalar, else an array of its own.
+
+    >>> plain(np.array(2.0)), plain([1, 2])
+    (2.0, array([1., 2.]))
+    """
+    array = np.asarray(value, dtype=np.float64)
+    return float(array) if array.ndim == 0 else np.array(array)
+
+
+def first_row(values: Array | None) -> float | Array | None:
+    """The first example's value of a run's value (:meth:`Run.value`), None for NULL."""
+    return None if values is None else plain(values[0])

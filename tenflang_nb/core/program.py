@@ -11,8 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import lexical, ops, preprocess
+from .arguments import check_arguments
 from .errors import Diagnostic, TenFlangError
-from .lexical import GIVEN_KINDS, fmt_shape
+from .formatting import fmt_list, fmt_shape
+from .lexical import GIVEN_KINDS
 from .ops import Const, Shape, ShapeError
 from .perf import gc_paused
 from .syntax import Comment, Declare, Define, Src, Statement, parse_statements
@@ -83,6 +85,7 @@ def parse(text: str, file: str = "<program>") -> Program:
                ^
         hint: add 'declare intvar y' (or output/loss) before this line
     """
+    check_arguments(text=text, file=file)
     with gc_paused():
         return _parse(text, file)
 
@@ -233,9 +236,9 @@ def _check_define(s: Define, decls: dict[str, Declare], defs: dict[str, Define],
     else:
         op = ops.OPS[s.op]
         try:
-            shape = op.shape(*arg_shapes)
+            shape = op.shape_rule(*arg_shapes)
         except ShapeError as exc:
-            described = " and ".join(fmt_shape(a) for a in arg_shapes)
+            described = fmt_list([fmt_shape(a) for a in arg_shapes])
             errors.append(s.src.diag(f"{s.op} of {described}: {exc}", 3))
             failed.add(target)
             return

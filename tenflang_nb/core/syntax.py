@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from . import lexical, ops
 from .errors import Diagnostic, TenFlangError
-from .lexical import KINDS, MACRO_DIRECTIVE, fmt_shape, is_keyword, is_name, is_number
+from .formatting import fmt_list, fmt_shape
+from .lexical import KINDS, MACRO_DIRECTIVE, is_keyword, is_name, is_number
 from .ops import Const, Ref, Shape
 
 
@@ -209,7 +210,7 @@ def parse_line(text: str, line: int, file: str) -> Statement | None:
 def _op_hint(word: str) -> str:
     names = sorted({o.name for o in ops.OPS.values()})
     close = [n for n in names if n.startswith(word[:2].lower())]
-    return "did you mean " + " or ".join(close) + "?" if close else (
+    return "did you mean " + fmt_list(close, "or") + "?" if close else (
         "operators: " + " ".join(names)
     )
 

@@ -10,6 +10,7 @@ Loaded by ``%load_ext tenflang_nb``; it renders and wires widgets, the maths is 
 
 from __future__ import annotations
 
-from .model import Evaluation, GradCheck, TenFlangModel
+from .model import TenFlangModel
+from .results import Evaluation, GradCheck
 
 __all__ = ["Evaluation", "GradCheck", "TenFlangModel"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import keyword
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -22,36 +22,62 @@ from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from ..core.backprop_check import BackpropCheck
+from ..core.backprop_check import OPTIONS
 from ..core.datafiles import parse_data
-from ..core.errors import TenFlangError
-from ..core.settings import SETTINGS, TrainSettings
+from ..core.errors import TenFlangError, printable
+from ..core.formatting import did_you_mean
+from ..core.grading import not_answered
+from ..core.lexical import is_int
+from ..core.settings import SETTINGS, Setting, TrainSettings
+from .grading_mode import GRADING
 from .loop import kernel_loop_running
-from .model import CheckReport, TenFlangModel, as_examples
-from .views import VIEWS, default_views, describe_views, parse_views, program_view
-from .views_code import source_lines
-from .views_diag import error_view, warnings_view
+from .model import TenFlangModel, as_examples, program_file
+from .views import VIEWS, default_views, describe_views, parse_views
+from .views.check import check_in_cell
+from .views.diagnostics import error_view, warnings_view
 
 __all__ = ["TenFlangMagics", "load", "unload"]
 
 
-def _settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """One option per training setting, from the settings' own table.
+def _table_options(table: Mapping[str, Setting]) -> Callable[[Callable[..., Any]],
+                                                                 Callable[..., Any]]:
+    """One option per setting of ``table`` (the training settings, a check's options).
 
-    Given as text (None when absent) and checked by :class:`TrainSettings`, so a bad value
-    gets the same message here as on the command line and in Python.
+    Given as text (None when absent) and checked by the setting, so a bad value gets the
+    same message here as on the command line and in Python.
     """
-    for setting in reversed(list(SETTINGS.values())):
-        default = "" if setting.default is None else f" (default {setting.default})"
-        func = argument(setting.option, dest=setting.name, default=None,
-                        metavar=setting.name.upper(), help=setting.help + default + ".")(func)
-    return func
+    def add(func: Callable[..., Any]) -> Callable[..., Any]:
+        for setting in reversed(list(table.values())):
+            default = "" if setting.default is None else f" (default {setting.default})"
+            func = argument(setting.option, dest=setting.name, default=None,
+                            metavar=setting.name.upper(), help=setting.help + default + ".")(func)
+        return func
+    return add
+
+
+def _parse(func: Callable[..., Any], line: str) -> Any:
+    """The magic's arguments; an option it does not have gets a "did you mean"."""
+    try:
+        return parse_argstring(func, line)
+    except UsageError as err:
+        message = str(err)
+        if message.startswith("unrecognized arguments:"):
+            options = list(func.parser._option_string_actions)  # type: ignore[attr-defined]
+            for word in message.split(":", 1)[1].split():
+                suggestion = did_you_mean(word, options) if word.startswith("-") else None
+                if suggestion:
+                    message += f" ({word}: {suggestion})"
+        raise UsageError(printable(message)) from None
+
+
+def _given(table: Mapping[str, Setting], args: Any) -> dict[str, Any]:
+    """The options of ``table`` given on the magic's line, parsed and checked."""
+    return {name: setting.check(setting.parse(value)) for name, setting in table.items()
+            if (value := getattr(args, name)) is not None}
 
 
 def _settings(args: Any) -> TrainSettings:
-    given = {name: setting.parse(value) for name, setting in SETTINGS.items()
-             if (value := getattr(args, name)) is not None}
-    return TrainSettings(**given)
+    return TrainSettings(**_given(SETTINGS, args))
 
 
 @magics_class
@@ -73,10 +99,14 @@ class TenFlangMagics(Magics):
               help="the example the values and step views run on: a record such as "
                    "\"{x: 1.5, y: 0.2}\" (quoted), a variable holding a dict, or an index "
                    "into the --train data (default: its first example).")
+    @argument("--predict", action="store_true",
+              help="with --show step: in the backward pass the stepper stops before each "
+                   "adjoint's value and asks for it; a right value reveals the line, a wrong "
+                   "one gets a hint.")
     @argument("--train", metavar="DATA",
               help="train on DATA: a variable (dict of arrays, DataFrame, list of dicts) or "
                    "a data file path; shows the training panel.")
-    @_settings_options
+    @_table_options(SETTINGS)
     @argument("--no-live", action="store_true",
               help="train to the end before showing the panel (deterministic; for nbval, "
                    "scripts, static notebooks). Plain IPython never trains live.")
@@ -97,11 +127,11 @@ class TenFlangMagics(Magics):
             declare input x
             ...
         """
-        args = parse_argstring(self.tenflang, line)
+        args = _parse(self.tenflang, line)
         try:
             which = parse_views(args.show)
         except ValueError as exc:
-            raise UsageError(f"--show: {exc}") from None
+            raise UsageError(printable(f"--show: {exc}")) from None
         settings = _settings(args)  # a bad value raises a TenFlangError: no traceback
         name = args.name
         if name is not None and not _bindable(name):
@@ -109,24 +139,45 @@ class TenFlangMagics(Magics):
         data = self._training_data(args.train) if args.train else None
         example = self._example(args.example) if args.example is not None else None
 
+        unanswered = not_answered(cell, program_file(name or "cell"), None)
+        if unanswered is not None:  # nbgrader's stub: the model is the exercise's answer
+            display(error_view(unanswered, cell, title="This exercise is not answered yet: "
+                               "nothing was bound.", cell_file=program_file(name or "cell")))
+            return
         try:
             model = TenFlangModel(cell, name or "cell", settings)
         except TenFlangError as err:
-            display(error_view(err, cell, title="The program has errors: nothing was bound."))
+            display(error_view(err, cell, title="The program has errors: nothing was bound.",
+                               cell_file=program_file(name or "cell")))
             return
         if name is not None:
             self.shell.user_ns[name] = model
-        warned = warnings_view(model.warnings)
+            GRADING.define(name, cell, settings)  # what a locked check finds by fingerprint
+        warned = warnings_view(model.warnings, cell_file=model.program.file)
         if warned is not None:
             display(warned)
         after = [v for v in which if VIEWS[v].needs_training] if data is not None else []
         before = [v for v in which if v not in after]
+        if "cost" in which:
+            self._measure(model)
+        shown = {"full": args.full, "example": example, "predict": args.predict}
         if before:
-            display(program_view(model, before, full=args.full, example=example))
+            display(model.show(before, **shown))
         if data is not None:
             trained = self._train(model, data, args)
             if trained and after:
-                display(program_view(model, after, full=args.full, example=example))
+                display(model.show(after, **shown))
+
+    @staticmethod
+    def _measure(model: TenFlangModel) -> None:
+        """``--show cost`` asks for a measurement: the view shows what the model measured."""
+        if model.loss is None or not model.weights:
+            return  # nothing to measure: the view says why
+        try:
+            model.cost()
+        except TenFlangError as err:
+            display(error_view(err, model.source, title="Cannot measure the cost.",
+                               cell_file=model.program.file))
 
     def _example(self, spec: str) -> Any:
         """``--example``: a record in braces, a variable, or an index into the data."""
@@ -135,13 +186,14 @@ class TenFlangMagics(Magics):
             try:
                 return parse_data(text, "--example", format="brace")
             except TenFlangError as err:
-                raise UsageError(f"--example: {err.diagnostics[0].message}") from None
+                raise UsageError(printable(f"--example: {err.diagnostics[0].message}")) from None
         if text in self.shell.user_ns:
             return self.shell.user_ns[text]
-        if text.lstrip("-").isdigit():
+        if is_int(text):  # ASCII digits, as the language reads them (not "١")
             return int(text)
-        raise UsageError(f"--example {spec}: give a record such as \"{{x: 1.5, y: 0.2}}\", "
-                         "a variable holding one, or an index into the training data")
+        raise UsageError(printable(f"--example {spec}: give a record such as "
+                                   "\"{x: 1.5, y: 0.2}\", a variable holding one, or an index "
+                                   "into the training data"))
 
     @no_var_expand
     @magic_arguments(name="%tenflang_check")
@@ -153,9 +205,7 @@ class TenFlangMagics(Magics):
     @argument("--require", metavar="ADJOINTS", default=None,
               help="comma-separated adjoints (d/L/d/w, or just w) that must be written for "
                    "RESULT.ok (default: all, every adjoint the weights' gradients need).")
-    @argument("--draws", type=int, default=5,
-              help="random draws of the inputs and weights to check on (default 5).")
-    @argument("--seed", type=int, default=0, help="seed of the random draws (default 0).")
+    @_table_options(OPTIONS)
     @cell_magic
     def tenflang_check(self, line: str, cell: str) -> None:
         """Check a backward pass written by hand for the model MODEL, line by line.
@@ -175,30 +225,30 @@ class TenFlangMagics(Magics):
             define d/lambda/d/diff = mul 2 diff
             ...
         """
-        args = parse_argstring(self.tenflang_check, line)
+        args = _parse(self.tenflang_check, line)
+        options = _given(OPTIONS, args)  # a bad value raises a TenFlangError: no traceback
         model = self._model(args.model)
         if args.result is not None and not _bindable(args.result):
             raise UsageError(f"{args.result!r} is not a valid Python name to bind the result to")
         require = None
-        if args.require is not None and args.require.strip().lower() != "all":
-            require = [r for r in args.require.replace(" ", ",").split(",") if r]
-        stub = _placeholder(model, cell)
-        if stub is not None:
-            result = CheckReport.of(BackpropCheck.failed(
-                model.name, stub.first.file, model.loss or "", cell, stub,
-                require or []))
-        else:
-            result = model.check_backprop(cell, require=require, draws=args.draws,
-                                          seed=args.seed)
+        listed = None if args.require is None else args.require.strip().strip("'\"")
+        if listed is not None and listed.lower() != "all":
+            require = [r for r in listed.replace(" ", ",").split(",") if r]
+        result = model.check_backprop(cell, require=require, **options)
         if args.result is not None:
             self.shell.user_ns[args.result] = result
-        display(result)
+            GRADING.answer(args.result, model.name, cell)  # what a locked check re-checks
+        display(check_in_cell(result))
 
     def _model(self, name: str) -> TenFlangModel:
         ns = self.shell.user_ns
         if name not in ns:
-            raise UsageError(f"no variable named {name!r}: run its %%tenflang {name} cell "
-                             "first")
+            models = [n for n, v in ns.items() if isinstance(v, TenFlangModel)]
+            suggestion = did_you_mean(name, models)
+            raise UsageError(f"no variable named {name!r}: "
+                             + (f"{suggestion} (or " if suggestion else "")
+                             + f"run its %%tenflang {name} cell first"
+                             + (")" if suggestion else ""))
         model = ns[name]
         if not isinstance(model, TenFlangModel):
             raise UsageError(f"{name!r} is a {type(model).__name__}, not a TenFlang model "
@@ -215,7 +265,8 @@ class TenFlangMagics(Magics):
         path = os.path.expanduser(spec)
         if os.path.exists(path):
             return path
-        raise UsageError(f"--train {spec}: no variable named {spec!r} and no file at that path")
+        raise UsageError(printable(f"--train {spec}: no variable named {spec!r} and no file at "
+                                   "that path"))
 
     def _train(self, model: TenFlangModel, data: Any, args: Any) -> bool:
         """Build and show the training panel; True when there are trained weights to show."""
@@ -224,13 +275,15 @@ class TenFlangMagics(Magics):
             table = as_examples(data)
             panel = model.training_panel(table, live=live, landscape=args.landscape)
         except TenFlangError as err:
-            display(error_view(err, model.source, title="Cannot train on this data."))
+            display(error_view(err, model.source, title="Cannot train on this data.",
+                               cell_file=model.program.file))
             return False
         except ImportError:  # no widgets: train blocking, show the result as a table
             try:
                 model.train(table)
             except TenFlangError as err:
-                display(error_view(err, model.source, title="Training failed."))
+                display(error_view(err, model.source, title="Training failed.",
+                                   cell_file=model.program.file))
                 return False
             display(model.training_summary())
             return True
@@ -245,24 +298,6 @@ class TenFlangMagics(Magics):
 
 def _bindable(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name)
-
-
-# nbgrader replaces a solution region by this stub; in a %%tenflang_check cell it means "not
-# answered yet", which deserves better than a syntax error
-PLACEHOLDER = "raise NotImplementedError"
-
-
-def _placeholder(model: TenFlangModel, cell: str) -> TenFlangError | None:
-    """The error for a cell that still holds nbgrader's placeholder (None: it does not)."""
-    for number, text in enumerate(source_lines(cell), 1):
-        if text.strip().startswith(PLACEHOLDER):
-            column = len(text) - len(text.lstrip())
-            return TenFlangError.at(
-                "this exercise is not answered yet", file=f"{model.name} (your backward pass)",
-                line=number, column=column, length=len(text.strip()), source=text,
-                hint="replace this line (and '# YOUR CODE HERE') with your backward pass: "
-                     f"lines like 'define d/{model.loss}/d/w = ...'")
-    return None
 
 
 def load(ip: Any) -> None:

@@ -2,7 +2,8 @@
 
 It only wires the core together (parse, compile, plan, train) and hands results to the views;
 every number it shows is computed by the core's interpreter. The model computes, the views
-render what it computed: no view calls back into a method that renders.
+render what it computed: a view reads the model (``views.base.Shown``) and calls none of its
+methods; what a view shows beyond the program, the model computes first (``View.computes``).
 
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE
 >>> net = TenFlangModel(SEED_EXAMPLE, "net")
@@ -21,162 +22,59 @@ True
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core import api
+from ..core.arguments import ArgumentError, check_arguments, check_instance, check_name
 from ..core.backprop import Gcp
 from ..core.backprop_check import BackpropCheck
-from ..core.bindings import check_names, training_columns
-from ..core.cost import ModeComparison, compare_modes
-from ..core.datafiles import DataTable, from_records, value_shape
+from ..core.bindings import as_examples, check_names, training_columns
+from ..core.cost import compare_modes
+from ..core.curvature import Curvature
+from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
 from ..core.forward import ForwardProgram
-from ..core.gradcheck import GradRow, check_gradients
+from ..core.gradcheck import check_gradients
+from ..core.grading import compiler_copy, not_answered
 from ..core.graph import DataFlowGraph
+from ..core.hvp import HvpProgram
 from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
 from ..core.landscape import landscape as compute_landscape
-from ..core.lexical import GIVEN_KINDS, adjoint_name
-from ..core.plan import Plan, TraceStep, trace
+from ..core.lexical import GIVEN_KINDS, adjoint_name, split_lines
+from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
-from ..core.settings import TrainSettings
+from ..core.settings import SETTINGS_ARGUMENT, TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
-from . import views
-from .views_html import Rendered
+from . import stepper, views
+from .grading_mode import GRADING
+from .results import CheckReport, Cost, Evaluation, GradCheck
+from .stepper import StepperRun
+from .views import card, drawing
+from .views.html import Rendered
+from .views.listing import MAX_LISTED
+from .views.step import stepper_view
+from .views.values import ExampleValues, values_view
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from .panel import TrainingPanel
+    from .panel.widget import TrainingPanel
 
 __all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
 
-def as_examples(data: Any, program: Program | None = None) -> DataTable:
-    """Examples from a file path, a dict of arrays, a DataFrame, a list of dicts, or ONE
-    example written as a dict of values (``{"x": 1.0, "y": 0.5}``).
-
-    A dict is one example when a value is a plain number (columns need an example axis) or,
-    given the ``program``, when every value has its variable's shape exactly.
-
-    >>> len(as_examples({"x": 1.0, "y": 0.5})), len(as_examples({"x": [1.0, 2.0]}))
-    (1, 2)
-    """
-    if isinstance(data, Mapping) and data and _one_example(data, program):
-        return from_records([dict(data)], "<example>")
-    return api.load_data(data)
+def program_file(name: str) -> str:
+    """The file name a model's program is read as, which its errors name: ``NAME.tf``."""
+    return f"{name}.tf"
 
 
-def _records(run: Any) -> list[Record]:
-    """The history of a model, a TrainResult or a trainer, or a list of records itself."""
-    history = getattr(run, "history", run)
-    return list(history)
-
-
-def _one_example(data: Mapping[str, Any], program: Program | None) -> bool:
-    # value_shape, not np.ndim / np.shape: those raise on a ragged value ([[0, 0], None])
-    values = [v for v in data.values() if v is not None]
-    if any(value_shape(v) == () for v in values):
-        return True
-    if program is None:
-        return False
-    shapes = program.shapes
-    return all(name in shapes and (value is None or value_shape(value) == shapes[name])
-               for name, value in data.items())
-
-
-class _Table(list):  # type: ignore[type-arg]
-    """Result rows (a list) that display as a table: HTML in a notebook, and as text numbers
-    to 6 digits, not the list's full-precision floats (what a terminal shows, and what a saved
-    notebook's text/plain keeps: last digits would move with the CPU)."""
-
-    _html: Callable[[Any], str]
-    _text: Callable[[Any], str]
-
-    def _repr_html_(self) -> str:
-        return type(self)._html(self)
-
-    def __repr__(self) -> str:
-        return type(self)._text(self)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
-
-
-class Evaluation(_Table):
-    """The outputs and loss per input record (a list of dicts)."""
-
-    _html = staticmethod(views.evaluation_html)
-    _text = staticmethod(views.evaluation_text)
-
-    def __init__(self, results: list[dict[str, Any]], inputs: DataTable) -> None:
-        super().__init__(results)
-        self.inputs = inputs
-
-
-class GradCheck(_Table):
-    """Rows ``{weight, gcp, numeric, rel_error, ok}``: the GCP's gradient against central
-    finite differences of the loss, one row per weight component."""
-
-    _html = staticmethod(views.gradcheck_html)
-    _text = staticmethod(views.gradcheck_text)
-
-    def __init__(self, rows: list[GradRow], eps: float, rtol: float, skipped: int) -> None:
-        super().__init__(dataclasses.asdict(row) for row in rows)
-        self.eps, self.rtol, self.skipped = eps, rtol, skipped
-
-    @property
-    def ok(self) -> bool:
-        """True when every component agrees."""
-        return all(row["ok"] for row in self)
-
-    @property
-    def max_rel_error(self) -> float:
-        return max((row["rel_error"] for row in self), default=0.0)
-
-
-class CheckReport(BackpropCheck):
-    """A checked backward pass (see ``core.backprop_check.BackpropCheck``: ``ok``,
-    ``first_wrong_line``, ``lines``, ``adjoints``, ``report()``) that displays as HTML."""
-
-    @classmethod
-    def of(cls, result: BackpropCheck) -> CheckReport:
-        return cls(**{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.report(), "text/html": views.backprop_check_html(self)}
-
-    def _repr_html_(self) -> str:
-        return views.backprop_check_html(self)
-
-    def __repr__(self) -> str:
-        return self.report()
-
-
-class Cost(ModeComparison):
-    """What one gradient costs in forward mode and in reverse mode (``model.cost()``).
-
-    Attributes: ``forward`` and ``reverse`` (each with ``sweeps``, ``lines``,
-    ``pass_lines``, ``values_kept``, ``seconds``), ``components``, ``examples``,
-    ``synthetic``, ``line_ratio``, ``time_ratio``. Displays as a plain table; its text omits
-    the times, which vary between machines and runs.
-    """
-
-    @classmethod
-    def of(cls, comparison: ModeComparison) -> Cost:
-        return cls(**{f.name: getattr(comparison, f.name)
-                      for f in dataclasses.fields(comparison)})
-
-    def _repr_html_(self) -> str:
-        return views.cost_html(self)
-
-    def __repr__(self) -> str:
-        f, r = self.forward, self.reverse
-        return (f"<TenFlang cost of one gradient: forward mode {f.sweeps:,} "
-                f"sweep{'s' * (f.sweeps != 1)}, {f.lines:,} lines; reverse mode "
-                f"{r.sweeps:,} sweep, {r.lines:,} lines>")
+def _array(value: float | np.ndarray | None) -> np.ndarray | None:
+    """A value as :meth:`TenFlangModel.values` gives it: an array (0-d for a scalar)."""
+    return None if value is None else np.array(value)
 
 
 class TenFlangModel:
@@ -187,21 +85,26 @@ class TenFlangModel:
     (the ``TrainSettings`` training starts from), ``weights`` (name -> value), ``history``
     (training ``Record`` list), ``result`` (last ``TrainResult``), ``data`` (the last
     training data), ``panel`` (last training panel), ``costs`` (the last :meth:`cost`).
+
+    In grading mode (``notebook/grading_mode.py``), for a model an exercise grades, what would
+    hand over an answer raises a :class:`TenFlangError` saying so: the compiled forms, the
+    values and adjoints on an example, the gradient check, the stepper's backward half (its
+    forward half is shown), and training when an exercise asks for a trained number.
+    ``withheld`` is then the message (None otherwise): the views read it.
     """
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
                  **options: Any) -> None:
+        check_name("name", name)
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         self.name = name
         self.source = source
         self.settings = TrainSettings.of(settings, **options)
-        self.program: Program = api.parse(source, f"{name}.tf")
+        self.program: Program = api.parse(source, program_file(name))
         self.graph = DataFlowGraph(self.program)
         # a program without a loss still has a graph and outputs; only gradients need one
-        self.compiled: Gcp | None = api.compile(self.program) if self.program.losses else None
-        self._full: Gcp | None = None
-        self._gcp_program: Program | None = None
-        self._full_program: Program | None = None
-        self._forward: ForwardProgram | None = None
+        self._compiled: Gcp | None = (api.compile(self.program) if self.program.losses
+                                      else None)
         self.costs: Cost | None = None
         self.weights: Weights = initial_weights(
             {w: self.program.shapes[w] for w in self.program.names("weight")},
@@ -211,62 +114,131 @@ class TenFlangModel:
         self.data: DataTable | None = None
         self.panel: TrainingPanel | None = None
 
+    # ------------------------------------------------------------------ grading mode
+
+    @property
+    def withheld(self) -> str | None:
+        """Grading mode's message when this model's backward pass is withheld, else None."""
+        return GRADING.withheld(self.name, self.source, "the backward pass")
+
+    def _guard(self, what: str) -> None:
+        """Raise grading mode's message when ``what`` of this model is withheld."""
+        message = GRADING.withheld(self.name, self.source, what)
+        if message is not None:
+            raise TenFlangError.at(message, file=self.program.file,
+                                   hint="your %%tenflang_check cells check your answers line "
+                                        "by line and say what is right")
+
+    def _guard_training(self) -> None:
+        message = GRADING.training_withheld(self.name, self.source)
+        if message is not None:
+            raise TenFlangError.at(message, file=self.program.file,
+                                   hint="work the number out by hand, from the rule w <- w - "
+                                        "lr · d/L/d/w")
+
     # ------------------------------------------------------------------ the compiled forms
+    # (the pruned GCP is made at once; the others when first asked for, then kept; the
+    # public names are guarded by grading mode, the model itself uses the private ones)
 
     @property
     def loss(self) -> str | None:
-        return self.compiled.loss if self.compiled is not None else None
+        return self._compiled.loss if self._compiled is not None else None
 
     @property
     def warnings(self) -> list[Any]:
         return list(self.program.warnings)
 
     def _need_gcp(self) -> Gcp:
-        if self.compiled is None:
+        if self._compiled is None:
             raise TenFlangError.at(
                 f"'{self.name}' declares no loss, so it has no gradient program",
                 file=self.program.file, hint="add 'declare loss <name>' and define it")
-        return self.compiled
+        return self._compiled
+
+    @property
+    def compiled(self) -> Gcp | None:
+        """The pruned GCP (a core ``Gcp``); None without a loss."""
+        self._guard("the GCP (.compiled)")
+        return self._compiled
 
     @property
     def gcp(self) -> str:
         """The (pruned) Gradient Computing Program as TenFlang text."""
+        self._guard("the GCP (.gcp)")
         return self._need_gcp().text
+
+    @cached_property
+    def _compiled_full(self) -> Gcp:
+        self._need_gcp()
+        return api.compile(self.program, full=True)
 
     @property
     def compiled_full(self) -> Gcp:
         """The full GCP: every adjoint ``d/L/d/v``, not only those the weights need."""
-        if self._full is None:
-            self._need_gcp()
-            self._full = api.compile(self.program, full=True)
-        return self._full
+        self._guard("the full GCP (.compiled_full)")
+        return self._compiled_full
 
     @property
     def gcp_full(self) -> str:
-        return self.compiled_full.text
+        self._guard("the full GCP (.gcp_full)")
+        return self._compiled_full.text
+
+    @cached_property
+    def _compiled_forward(self) -> ForwardProgram:
+        self._need_gcp()
+        return api.compile_forward(self.program)
 
     @property
     def compiled_forward(self) -> ForwardProgram:
         """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
         by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
-        if self._forward is None:
-            self._need_gcp()
-            self._forward = api.compile_forward(self.program)
-        return self._forward
+        self._guard("the forward-mode program (.compiled_forward)")
+        return self._compiled_forward
+
+    @cached_property
+    def _compiled_hvp(self) -> HvpProgram:
+        return api.compile_hvp(self._need_gcp())
+
+    @property
+    def compiled_hvp(self) -> HvpProgram:
+        """The Hessian-vector program (``tfcompiler --hvp``): the GCP, then the derivative of
+        every gradient along a direction ``v/<w>`` (``.text``, ``.lines``, ``.hvp_names()``)."""
+        self._guard("the Hessian-vector program (.compiled_hvp)")
+        return self._compiled_hvp
+
+    @cached_property
+    def _hvp_program(self) -> Program:
+        return self._compiled_hvp.program()
+
+    @property
+    def hvp_program(self) -> Program:
+        """The Hessian-vector program parsed back (what :meth:`hvp` runs)."""
+        self._guard("the Hessian-vector program (.hvp_program)")
+        return self._hvp_program
+
+    @cached_property
+    def _gcp_program(self) -> Program:
+        return self._need_gcp().program()
 
     @property
     def gcp_program(self) -> Program:
         """The pruned GCP parsed back (what training runs)."""
-        if self._gcp_program is None:
-            self._gcp_program = self._need_gcp().program()
+        self._guard("the GCP (.gcp_program)")
         return self._gcp_program
+
+    @gcp_program.setter
+    def gcp_program(self, program: Program) -> None:  # a GCP of one's own to train with
+        self.__dict__["_gcp_program"] = program
+
+    @cached_property
+    def _full_gcp_program(self) -> Program:
+        return self._compiled_full.program()
 
     @property
     def full_gcp_program(self) -> Program:
         """The full GCP parsed back (what shows every variable's adjoint)."""
-        if self._full_program is None:
-            self._full_program = self.compiled_full.program()
-        return self._full_program
+        self._guard("the full GCP (.full_gcp_program)")
+        return self._full_gcp_program
 
     @property
     def adjoints(self) -> dict[str, str]:
@@ -274,7 +246,7 @@ class TenFlangModel:
         (those that reach the loss)."""
         if self.loss is None:
             return {}
-        declared = self.full_gcp_program.decls
+        declared = self._full_gcp_program.decls
         return {v: adjoint_name(self.loss, v) for v in self.graph.nodes
                 if adjoint_name(self.loss, v) in declared}
 
@@ -284,8 +256,10 @@ class TenFlangModel:
                 ) -> GradientDescent:
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
         with this model's ``settings`` changed by ``settings`` / ``options``."""
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
+        self._guard_training()
         chosen = TrainSettings.of(settings or self.settings, **options)
-        return api.trainer(self.gcp_program, as_examples(data, self.program), chosen)
+        return api.trainer(self._gcp_program, as_examples(data, self.program), chosen)
 
     def train(self, data: Any, settings: TrainSettings | None = None, **options: Any
               ) -> TrainResult:
@@ -295,6 +269,7 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE).train({"x": [1.0], "y": [0.7]}, max_iter=3).iterations
         3
         """
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         table = as_examples(data, self.program)
         t = self.trainer(table, settings, **options)
         with np.errstate(all="ignore"):
@@ -313,36 +288,58 @@ class TenFlangModel:
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
         (live) or call ``.run_sync()`` first for one deterministic run.
         """
-        from .panel import TrainingPanel  # widgets and matplotlib only when training
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
+        check_arguments(live=live, landscape=landscape)
+        from .panel.widget import TrainingPanel  # widgets and matplotlib only when training
 
+        self._guard_training()
         table = as_examples(data, self.program)
         chosen = TrainSettings.of(settings or self.settings, **options)
         # built now so bad data raises here, where the caller can show it, not in the panel
-        first = [self.trainer(table, chosen)]
-
-        def make(settings: TrainSettings) -> GradientDescent:
-            if first:
-                t = first.pop()
-                t.settings = settings
-                return t
-            return self.trainer(table, settings)
-
-        self.panel = TrainingPanel(make, chosen, live=live, landscape=landscape,
+        first = self.trainer(table, chosen)
+        self.panel = TrainingPanel(lambda s: self.trainer(table, s), chosen, trainer=first,
+                                   live=live, landscape=landscape,
                                    on_finish=lambda t: self.adopt(t, table))
         return self.panel
 
+    def newton(self, data: Any, *, start: Weights | None = None, max_iter: int = 20,
+               tol: float | None = None, cg_tol: float = 1e-10,
+               cg_iterations: int | None = None) -> TrainResult:
+        """Newton's method on ``data`` from this model's initial weights (or ``start``), as
+        :meth:`train` starts: each step solves ``H d = -g`` by conjugate gradients on products
+        ``H v`` (:meth:`hvp`), until ``|g| <= tol`` (default: the settings' tol) or
+        ``max_iter`` steps; keeps the weights and the history, as training does.
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> net = TenFlangModel(SEED_EXAMPLE)
+        >>> result = net.newton({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, tol=1e-8)
+        >>> result.iterations, result.converged, round(net.weights["w"], 4)
+        (7, True, 2.1408)
+        """
+        table = as_examples(data, self.program)
+        weights = start if start is not None else initial_weights(
+            {w: self.program.shapes[w] for w in self.weights}, self.settings.init,
+            self.settings.seed)
+        curvature = api.curvature(self.hvp_program, table, weights,
+                                  engine=self.settings.engine)
+        result = curvature.newton(max_iter, self.settings.tol if tol is None else tol,
+                                  cg_tol, cg_iterations)
+        self._keep(result, table)
+        return result
+
     def adopt(self, trainer: GradientDescent, table: DataTable) -> None:
         """Keep a finished run's weights and history (and its data, for ``values(i)``)."""
-        result = trainer.result()
+        self._keep(trainer.result(), table)
+
+    def _keep(self, result: TrainResult, table: DataTable) -> None:
         self.result = result
-        self.weights = {w: (np.array(v) if np.ndim(v) else float(v))
-                        for w, v in result.weights.items()}
+        self.weights = {w: plain(v) for w, v in result.weights.items()}
         self.history = list(result.history)
         self.data = table
 
     def training_summary(self) -> Rendered:
         """The last training run: iterations, final loss, convergence, weights."""
-        return views.training_summary(self)
+        return card.training_summary(self)
 
     # ------------------------------------------------------------------ running
 
@@ -382,23 +379,18 @@ class TenFlangModel:
 
         ``example``: an index into the training data (default 0) or a dict.
         """
+        self._guard("the values and adjoints on an example (.values(), .show_values())")
         table = self.example(example)
         if len(table) != 1:
             raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
-        program = self.full_gcp_program if self.compiled is not None else self.program
+        program = self._full_gcp_program if self._compiled is not None else self.program
         check_names(program, table, "the example", set(self._data_names(program)))
         data = {n: table.columns[n] for n in table.names if table.present[n][0]}
-        run = Plan(program).bind({**data, **self.weights}, 1)
-        with np.errstate(all="ignore"):
-            run.run()
         adjoints = self.adjoints
-        out: dict[str, tuple[Any, Any]] = {}
-        for v in self.graph.nodes:
-            value = run.value(v)
-            grad = run.value(adjoints[v]) if v in adjoints else None
-            out[v] = (None if value is None else np.array(value[0]),
-                      None if grad is None else np.array(grad[0]))
-        return out
+        values = Plan(program).example({**data, **self.weights},
+                                       [*self.graph.nodes, *adjoints.values()])
+        return {v: (_array(values[v]), _array(values[adjoints[v]]) if v in adjoints else None)
+                for v in self.graph.nodes}
 
     def trace(self, example: Any = None) -> list[TraceStep]:
         """The GCP run on one example, line by line: each step's ``.line`` (1-based, in
@@ -413,29 +405,60 @@ class TenFlangModel:
         >>> [(s.name, round(s.value, 4)) for s in steps][:3]
         [('z', 0.0), ('o', 0.5), ('diff', 0.0)]
         """
+        self._guard("the GCP's trace (.trace())")
+        return self._trace(example)
+
+    def _trace(self, example: Any) -> list[TraceStep]:
         table = self.example(example)
         if len(table) != 1:
             raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
-        program = self.gcp_program
+        program = self._gcp_program
         check_names(program, table, "the example", set(self._data_names(program)))
         data = {n: table.columns[n][0] for n in table.names if table.present[n][0]}
-        with np.errstate(all="ignore"):
-            return trace(program, {**data, **self.weights})
+        return trace(program, {**data, **self.weights})
 
-    def stepper(self, example: Any = None) -> Rendered:
+    def stepper(self, example: Any = None, *, predict: bool = False) -> Rendered:
         """Step through the GCP on one example, a line at a time: the graph and the GCP
         listing with a control bar (first, back, step, end, play/pause, a slider, the arrow
         keys); each value and adjoint appears on its node, a caption says what each line
         computes. Self-contained HTML: it needs no kernel once displayed.
 
         ``example``: as for :meth:`values` (an index into the training data, default 0, or
-        the example itself).
+        the example itself). ``predict``: in the backward pass the stepper stops before
+        each adjoint's value and asks for it (a number; for a tensor, one entry); a right
+        answer reveals the line, a wrong one gets the hint of the usual mistake it matches.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.0, "y": 0.5})
         <TenFlang stepper of 'net' on {x: 1, y: 0.5}: 12 steps>
+        >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.5, "y": 0.2}, predict=True)
+        <TenFlang stepper of 'net' on {x: 1.5, y: 0.2}: 12 steps, 4 to predict>
         """
-        return views.stepper_view(self, example)
+        return stepper_view(self.stepper_run(example, predict=predict), self.source)
+
+    def stepper_run(self, example: Any = None, *, predict: bool = False) -> StepperRun:
+        """What the stepper shows: the GCP run on one example (:meth:`trace`), each line
+        explained (its node, edges, caption, numbers; see ``notebook/stepper.py``), and with
+        ``predict`` the questions of predict mode (``notebook/predict.py``). For a model
+        grading mode grades, the forward half only (``run.withheld`` says why): no line,
+        question or hint of the backward pass.
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> run = TenFlangModel(SEED_EXAMPLE, "net").stepper_run({"x": 1.0, "y": 0.5})
+        >>> run.example, len(run.steps), run.steps[0].caption
+        ('{x: 1, y: 0.5}', 12, 'z = x × w: forward pass (mul: product (elementwise for tensors))')
+        """
+        check_arguments(predict=predict)
+        gcp, steps = self._need_gcp(), self._trace(example)
+        withheld = GRADING.withheld(self.name, self.source, "the backward pass")
+        if withheld is not None:  # the forward half only: the lines before the backward pass
+            cut = max(i for i, line in enumerate(gcp.lines) if line.section == "forward") + 1
+            gcp = dataclasses.replace(gcp, lines=gcp.lines[:cut])
+            steps = [t for t in steps if t.line <= cut]
+        return stepper.stepper_run(
+            name=self.name, gcp=gcp, program=self.program, graph=self.graph,
+            trace=steps, record=self.example(example).record(0), weights=self.weights,
+            listed_lines=MAX_LISTED, predict=predict, withheld=withheld or "")
 
     def show_values(self, example: Any = None) -> Rendered:
         """The graph with each node's value and gradient ``d/L/d/v`` on one example.
@@ -444,7 +467,15 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE, "net").show_values({"x": 1.0, "y": 0.5})
         <TenFlang values of 'net' on {x: 1.0, y: 0.5}>
         """
-        return views.values_view(self, example)
+        return values_view(self, self.values_on(example))
+
+    def values_on(self, example: Any = None) -> ExampleValues:
+        """What the ``values`` view shows: each variable's value and adjoint on one example
+        (:meth:`values`), with the example and which variables have an adjoint."""
+        table = self.example(example)
+        index = (example or 0) if isinstance(example, int | None) else None
+        return ExampleValues(table.record(0), index, self.values(table), set(self.adjoints),
+                             self.loss)
 
     def gradcheck(self, example: Any = None, *, eps: float = 1e-6, rtol: float = 1e-4,
                   atol: float = 1e-7, max_components: int = 20) -> GradCheck:
@@ -452,43 +483,71 @@ class TenFlangModel:
 
         ``example``: an index into the training data (default 0), a dict, or several
         examples (then the mean loss, as training uses). At most ``max_components`` entries
-        of each tensor weight are checked. Displays as a table; ``.ok`` says if all agree.
+        of each tensor weight are checked. A component agrees when it is within ``rtol`` of
+        the central difference, or ``atol`` where that is about 0, and both are finite (the
+        package's one rule, ``core.agreement``); a row says which side was NaN or infinite.
+        Displays as a table; ``.ok`` says if all agree.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE).gradcheck({"x": 1.5, "y": 0.2}).ok
         True
         """
+        self._guard("the gradient check (.gradcheck())")
         gcp = self._need_gcp()
         table = self.example(example)
         names = list(self.weights)
         if not names:
             raise TenFlangError.at(f"'{self.name}' has no weights to check",
                                    file=self.program.file)
-        columns = training_columns(self.gcp_program, table, names,
+        columns = training_columns(self._gcp_program, table, names,
                                    [gcp.loss, *gcp.gradient_names().values()])
         rows, skipped = check_gradients(
-            self.program, self.gcp_program, gcp.loss, columns, len(table), self.weights,
+            self.program, self._gcp_program, gcp.loss, columns, len(table), self.weights,
             eps=eps, rtol=rtol, atol=atol, max_components=max_components)
         return GradCheck(rows, eps, rtol, skipped)
 
     def check_backprop(self, text: str, *, require: Any = None, draws: int = 5,
-                       seed: int = 0) -> CheckReport:
+                       seed: int | None = None, grading: bool | None = None) -> CheckReport:
         """Check backward lines written by hand (``d/L/d/v`` definitions and any helpers)
         against this model's GCP on ``draws`` random draws of the inputs and weights.
 
         ``require``: the adjoints that must be written for ``.ok`` (``d/L/d/w`` or ``w``;
-        default: all the weights' gradients need). The result has ``.ok``,
-        ``.first_wrong_line`` (1-based in ``text``; None when all is right), ``.lines``,
-        ``.adjoints``, ``.report()``, and displays as HTML.
+        default: all the weights' gradients need). ``seed`` of the draws: default 0, or the
+        student's own once grading has started (``tf.grading.start``). The result has
+        ``.ok``, ``.first_wrong_line`` (1-based in ``text``; None when all is right),
+        ``.lines``, ``.adjoints``, ``.report()``, and displays as HTML. Text that still holds
+        nbgrader's stub is "not answered yet"; in grading mode (``grading``; default: when an
+        exercise grades this model), the compiler's backward pass pasted is refused and no
+        hint spells out the compiler's formula.
 
         >>> sq = TenFlangModel("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n", "sq")
         >>> r = sq.check_backprop("define d/L/d/w = w")
         >>> r.ok, r.first_wrong_line
         (False, 1)
         """
-        self._need_gcp()
+        check_instance("the backward pass", text, str, "text (a str)")
+        check_arguments(grading=grading)
+        gcp = self._need_gcp()
+        if seed is None:
+            seed = GRADING.seed(f"check/{self.name}") or 0
+        file = f"{self.name} (your backward pass)"
+        if grading is None:
+            grading = self.withheld is not None
+        refused = not_answered(text, file, gcp.loss)
+        if refused is None and grading:
+            copied = compiler_copy(text, [gcp, self._compiled_full])
+            if copied is not None:
+                refused = TenFlangError.at(
+                    copied.why, file=file, line=copied.line, column=copied.column,
+                    length=copied.length, source=split_lines(text)[copied.line - 1],
+                    hint="grading mode refuses it: write the backward pass yourself, one line "
+                         "of the model at a time")
+        if refused is not None:
+            required = require if isinstance(require, list | tuple) else []
+            return CheckReport.of(BackpropCheck.failed(self.name, file, gcp.loss, text,
+                                                       refused, required))
         result = api.check_backprop(self.program, text, require=require, draws=draws,
-                                    seed=seed, name=self.name)
+                                    seed=seed, name=self.name, formulas=not grading)
         return CheckReport.of(result)
 
     def cost(self, data: Any = None, *, examples: int = 100, budget: float = 0.2) -> Cost:
@@ -497,6 +556,9 @@ class TenFlangModel:
         running both programs, ``budget`` seconds each at least, on the same ``examples``
         examples: from ``data``, else the training data, else random values). Displays as
         a table; the numbers are attributes. Also kept as ``costs`` (the ``cost`` view).
+        With many weight components, forward mode's time comes from a sample of its sweeps
+        (``.timing_note`` says so); a measurement too big for memory is refused, saying how
+        many ``examples`` fit.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> c = TenFlangModel(SEED_EXAMPLE).cost(examples=4, budget=0.0)
@@ -509,9 +571,54 @@ class TenFlangModel:
                                    "cost", file=self.program.file)
         table = self.data if data is None else as_examples(data, self.program)
         comparison = compare_modes(self.program, table, self.weights, examples=examples,
-                                   budget=budget, forward=self.compiled_forward, gcp=gcp)
+                                   budget=budget, gcp=gcp)
         self.costs = Cost.of(comparison)
         return self.costs
+
+    # ------------------------------------------------------------------ curvature
+
+    def curvature(self, data: Any = None) -> Curvature:
+        """The curvature of the mean loss over ``data`` (default: the data of the last
+        training run; an index: that training example) at the current weights, from the
+        Hessian-vector program: ``.hvp(v)``, ``.gradient()``, ``.top_eigenvalue()`` (the
+        largest eigenvalue of the Hessian by power iteration; ``.lr_limit`` is 2 / it) and
+        ``.newton()``.
+
+        >>> lin = TenFlangModel("declare input x\\ndeclare weight a\\ndeclare loss L\\n"
+        ...                     "declare intvar e\\ndefine e = mul a x\\ndefine L = mul e e\\n")
+        >>> lin.curvature({"x": [1.0, 2.0]}).top_eigenvalue().value  # the mean of 2 x^2
+        5.0
+        """
+        self._need_gcp()
+        if not self.weights:
+            raise TenFlangError.at(f"'{self.name}' has no weights: its loss has no gradient, "
+                                   "so no Hessian", file=self.program.file)
+        if isinstance(data, int | np.integer) and not isinstance(data, bool):
+            table = self.example(data)
+        else:
+            table = self._data_table(data)
+        return api.curvature(self.hvp_program, table, self.weights,
+                             engine=self.settings.engine)
+
+    def hvp(self, v: Weights, data: Any = None) -> Weights:
+        """The Hessian of the mean loss over ``data`` (as :meth:`curvature` takes it) times
+        the direction ``v`` (a value for each weight), at the current weights: one run of
+        the Hessian-vector program (:attr:`compiled_hvp`).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> TenFlangModel(SEED_EXAMPLE).hvp({"w": 1.0}, {"x": [2.0], "y": [0.5]})
+        {'w': 0.5}
+        """
+        return self.curvature(data).hvp(v)
+
+    def _data_table(self, data: Any) -> DataTable:
+        """``data`` as examples; None: the data of the last training run."""
+        table = self.data if data is None else as_examples(data, self.program)
+        if table is None:
+            raise TenFlangError.at(
+                f"'{self.name}' has no training data yet: train it first, or give data=...",
+                file=self.program.file)
+        return table
 
     # ------------------------------------------------------------------ the loss landscape
 
@@ -519,14 +626,11 @@ class TenFlangModel:
         """The mean loss over ``data`` (default: the data of the last training run) at any
         weights, many settings at a time (``.losses(points)``; see ``core.landscape``)."""
         loss = self._need_gcp().loss
-        table = self.data if data is None else as_examples(data, self.program)
-        if table is None:
-            raise TenFlangError.at(
-                f"'{self.name}' has no training data yet: train it first, or give data=...",
-                file=self.program.file)
+        table = self._data_table(data)
         weights = self.program.names("weight")
         columns = training_columns(self.program, table, weights, [loss])
-        return LossEvaluator(self.program, columns, len(table), weights, loss)
+        return LossEvaluator(self.program, columns, len(table), weights, loss,
+                             engine=self.settings.engine)  # the engine training uses
 
     def landscape_data(self, along: Any = None, *, through: Any = None, seed: int = 0,
                        resolution: int | None = None, limits: Any = None, data: Any = None,
@@ -542,6 +646,13 @@ class TenFlangModel:
         >>> land.plane.labels, land.loss.shape, len(land.paths[0])
         (('w',), (5,), 21)
         """
+        check_arguments(seed=seed, resolution=resolution)
+        if through is not None:
+            check_instance("through", through, Mapping | list | tuple,
+                           "two or three weight settings (a list, or a dict naming them)")
+        if paths is not None:
+            check_instance("paths", paths, Mapping, "a dict of runs ({label: model, "
+                           "TrainResult or list of Records})")
         evaluator = self.loss_evaluator(data)
         layout = evaluator.layout
         if through is not None:
@@ -557,7 +668,7 @@ class TenFlangModel:
                 along = [along]
             plane = plane_for(layout, self.weights, along, seed=seed)
         runs = {self.name: self} if paths is None else dict(paths)
-        drawn = [path_of(plane, layout, _records(run), str(label),
+        drawn = [path_of(plane, layout, run, str(label),
                          current=self.weights if run is self else None)
                  for label, run in runs.items()]
         return compute_landscape(evaluator, plane, drawn, resolution=resolution, limits=limits)
@@ -593,7 +704,8 @@ class TenFlangModel:
         >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
         ('w', 'mean loss lambda')
         """
-        from .plotting import landscape_figure  # matplotlib only when drawing
+        check_arguments(log=log, title=title)
+        from .figures.landscape import landscape_figure  # matplotlib only when drawing
 
         land = self.landscape_data(along, through=through, seed=seed, resolution=resolution,
                                    limits=limits, data=data, paths=paths)
@@ -602,20 +714,37 @@ class TenFlangModel:
     # ------------------------------------------------------------------ display
 
     def show(self, which: str | list[str] | None = None, *, full: bool = False,
-             example: Any = None) -> Rendered:
+             example: Any = None, predict: bool = False) -> Rendered:
         """The views by name, as the magic's ``--show`` (default: the default views;
-        ``views.describe_views()`` lists them).
+        ``views.describe_views()`` lists them). ``predict``: the stepper in predict mode.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE, "net").show("order")
         <TenFlang views of 'net': order>
         """
-        names = views.parse_views(which) if isinstance(which, str | None) else list(which)
-        return views.program_view(self, names, full=full, example=example)
+        check_arguments(full=full, predict=predict)
+        if not isinstance(which, str | None):  # a list of names: as one text, checked alike
+            check_instance("which", which, list | tuple, "view names (a str or a list of them)")
+            which = ",".join(check_instance("which", name, str, "view names") for name in which)
+        try:
+            names = views.parse_views(which)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
+        given = {"predict": predict}
+        computed = {}
+        for name in names:  # the model computes; the views only render what it hands them
+            view = views.VIEWS[name]
+            if view.computes is not None:
+                options = {k: given[k] for k in view.options}
+                try:
+                    computed[name] = getattr(self, view.computes)(example, **options)
+                except TenFlangError as err:
+                    computed[name] = err
+        return views.program_view(self, names, full=full, example=example, computed=computed)
 
     def dot(self) -> str:
         """The data-flow graph as Graphviz DOT text."""
-        return views.dot_source(self)
+        return drawing.dot_source(self.program, self.graph)
 
     def __repr__(self) -> str:
         n_vars = len(self.program.decls)
@@ -624,7 +753,7 @@ class TenFlangModel:
                 f"{n_w} weight{'s' * (n_w != 1)}>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": repr(self), "text/html": views.model_html(self)}
+        return {"text/plain": repr(self), "text/html": card.model_html(self)}
 
     def _repr_html_(self) -> str:
-        return views.model_html(self)
+        return card.model_html(self)

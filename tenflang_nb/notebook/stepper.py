@@ -1,11 +1,12 @@
 """What the stepper shows at each line of a GCP run on one example, computed in Python.
 
 The stepper (``model.stepper()``, ``--show step``) executes the GCP one line at a time: the
-forward pass, then the backward pass. :func:`explain` turns ``model.trace(example)`` into
-:class:`Step` records: the node and edges a line belongs to, a caption saying what it computes
-(which operator, which rule), the same with its numbers in, and how the graph's labels change.
-Captions are made here, not in the browser, so they are tested like any other text;
-``views_stepper`` only renders them.
+forward pass, then the backward pass. :func:`stepper_run` turns the run's trace
+(``model.trace(example)``) into a :class:`StepperRun` of :class:`Step` records: the node and
+edges a line belongs to, a caption saying what it computes (which operator, which rule), the
+same with its numbers in, and how the graph's labels change. Captions are made here, not in
+the browser, so they are tested like any other text; the ``step`` view (``views/step.py``)
+only renders them. ``model.stepper_run(example)`` builds one.
 
 Which node does a GCP line belong to? A forward line to the variable it defines; the adjoint
 ``d/L/d/v`` and its temporaries ``d/L/d/v:k`` to ``v``; a local partial ``d/p/d/m`` and its
@@ -15,7 +16,7 @@ line that uses ``m``, ``m``'s whole adjoint already).
 
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE
 >>> from tenflang_nb.notebook.model import TenFlangModel
->>> run = explain(TenFlangModel(SEED_EXAMPLE, "net"), {"x": 1.0, "y": 0.5})
+>>> run = TenFlangModel(SEED_EXAMPLE, "net").stepper_run({"x": 1.0, "y": 0.5})
 >>> step = run.steps[9]
 >>> step.line, step.node, step.edges
 (32, 'z', (('z', 'o'),))
@@ -27,28 +28,31 @@ line that uses ``m``, ``m``'s whole adjoint already).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..core import ops
 from ..core.backprop import Gcp
+from ..core.describe_ops import formula
+from ..core.dimensions import Dimensions
+from ..core.formatting import fmt_assignments, fmt_list, fmt_value
 from ..core.graph import DataFlowGraph
-from ..core.lexical import GIVEN_KINDS, NULL, adjoint_name, split_derivative
+from ..core.lexical import GIVEN_KINDS, adjoint_name, split_derivative
 from ..core.ops import Const, Ref
+from ..core.plan import TraceStep
 from ..core.program import Program
 from ..core.syntax import Comment, Define
-from .views_code import MAX_LISTED
+from .predict import Question, first_grad_steps, questions
 
-if TYPE_CHECKING:
-    from .model import TenFlangModel
-
-__all__ = ["Step", "StepperRun", "explain", "fmt_step_value", "formula"]
+__all__ = ["HEATMAP_MAX", "Step", "StepperRun", "formula", "label_text", "stepper_run"]
 
 NOT_YET = "?"  # a label whose line has not run yet
+# entries: a tensor up to this size is drawn as a heatmap on its node (views/heatmap.py); a
+# bigger one is labelled with its range
+HEATMAP_MAX = 400
 
 
 @dataclass(frozen=True)
@@ -64,13 +68,20 @@ class Step:
     caption: str  # what the line computes, in words
     numbers: str  # the same with the numbers in: "= 0.5 × 0.25 = 0.125"
     updates: tuple[tuple[str, str, str], ...]  # (variable, "value" or "grad", new label text)
+    # the dimension analysis of a line on tensors ("" on scalars): core/dimensions.py
+    shapes: str = ""
+    # (variable, row, value) of the updates whose value is a tensor (what a heatmap shows)
+    tensors: tuple[tuple[str, str, np.ndarray], ...] = ()
+    array: np.ndarray | None = None  # the line's value, when it is a tensor
 
 
 @dataclass(frozen=True)
 class StepperRun:
-    """A GCP run on one example, explained line by line (see :func:`explain`)."""
+    """A GCP run on one example, explained line by line (see :func:`stepper_run`)."""
 
     name: str  # the model's name
+    program: Program  # the shape program, whose graph the stepper draws
+    graph: DataFlowGraph
     example: str  # the example, short: "{x: 1.5, y: 0.2}"
     weights: str  # the weights, short: "w = 0.8"
     loss: str
@@ -81,68 +92,25 @@ class StepperRun:
     start: dict[str, dict[str, str]]
     widest: dict[str, dict[str, str]]
     skipped: int  # steps beyond the listed lines (a GCP too long to step through whole)
+    # the tensors among the values in the graph before any line has run (inputs, weights)
+    start_tensors: dict[str, np.ndarray] = field(default_factory=dict)
+    # predict mode: what the stepper asks before each adjoint's value (notebook/predict.py)
+    questions: tuple[Question, ...] = ()
+    predicting: bool = False  # asked for predict mode (it may find nothing to ask)
+    withheld: str = ""  # grading mode's message when the backward half is left out
 
     @property
     def intro(self) -> str:
         """What the stepper says before the first line runs."""
         weights = f" and the weights ({self.weights})" if self.weights else ""
+        if self.withheld:
+            return (f"Before the first line: the example {self.example}{weights} are in the "
+                    "graph. Step (or press →) to run the forward pass one line at a time; "
+                    f"the backward pass is left out ({self.withheld}).")
         return (f"Before the first line: the example {self.example}{weights} are in the "
                 "graph. Step (or press →) to run the GCP one line at a time: the forward pass "
                 f"computes every value, then the backward pass computes the adjoints "
                 f"d/{self.loss}/d/v from the loss (whose own adjoint is 1) back to the weights.")
-
-
-# ------------------------------------------------------------------------------ numbers
-
-
-def _num(x: float) -> str:
-    if np.isnan(x):
-        return "nan"
-    return f"{x + 0.0:.4g}"  # + 0.0: no '-0'
-
-
-def fmt_step_value(value: Any) -> str:
-    """A value in a few characters: 4 significant digits; a tensor as its shape and its first
-    entries; ``null`` for NULL.
-
-    >>> fmt_step_value(0.123456), fmt_step_value(None), fmt_step_value(np.arange(5.0))
-    ('0.1235', 'null', '[5] 0, 1, 2, …')
-    >>> fmt_step_value(np.array([[1.0, -2.0]]))
-    '[1×2] 1, -2'
-    """
-    if value is None:
-        return NULL
-    array = np.asarray(value, dtype=float)
-    if array.ndim == 0:
-        return _num(float(array))
-    flat = array.ravel()
-    entries = ", ".join(_num(float(x)) for x in flat[: 4 if flat.size <= 4 else 3])
-    more = ", …" if flat.size > 4 else ""
-    return f"[{'×'.join(str(d) for d in array.shape)}] {entries}{more}"
-
-
-# ------------------------------------------------------------------------------ formulas
-
-_OPERAND_RE = re.compile(r"(?<![A-Za-z])([ab])(?![A-Za-z])")
-
-
-def _group(text: str) -> str:
-    return f"({text})" if " " in text or text.startswith("-") else text
-
-
-def formula(op: str | None, args: Sequence[str]) -> str:
-    """The operator's formula (``ops.py``'s ``math``) with the operands written in.
-
-    >>> formula("logistic", ["z"]), formula("mul", ["2", "diff"]), formula("sub", ["1", "-0.5"])
-    ('1 / (1 + exp(-z))', '2 × diff', '1 - (-0.5)')
-    >>> formula(None, ["x"])
-    'x'
-    """
-    if op is None:
-        return args[0]
-    named = dict(zip("ab", (_group(a) for a in args), strict=False))
-    text = _OPERAND_RE.sub(lambda m: named.get(m.group(1), m.group(1)), ops.OPS[op].math)
-    return text.replace(" * ", " × ")
 
 
 def _ref(a: Ref) -> str:
@@ -152,7 +120,7 @@ def _ref(a: Ref) -> str:
 # ------------------------------------------------------------------------------ the GCP
 
 
-class _Gcp:
+class _GcpIndex:
     """The GCP's lines indexed: where each name is defined, which backward block each line is
     in, and which block is the loss's own (its local partials)."""
 
@@ -161,6 +129,7 @@ class _Gcp:
         self.program = program
         self.graph = graph
         self.loss = gcp.loss
+        self.dims = Dimensions.of(gcp)
         self.defs: dict[str, tuple[int, Define]] = {}
         self.block: dict[int, int] = {}
         first_origin: int | None = None
@@ -241,10 +210,6 @@ class _Gcp:
         return list(dict.fromkeys(found))
 
 
-def _and(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 # ------------------------------------------------------------------------------ captions
 
 
@@ -258,7 +223,7 @@ def _forward_caption(d: Define) -> str:
             f"({d.op}: {op.doc})")
 
 
-def _partial_caption(g: _Gcp, number: int, d: Define, p: str, m: str, k: int | None) -> str:
+def _partial_caption(g: _GcpIndex, number: int, d: Define, p: str, m: str, k: int | None) -> str:
     base = adjoint_name(p, m)
     head = f"{d.target} = {g.inline(d.target, base)}"
     shape_def = g.program.defs[p]
@@ -277,13 +242,13 @@ def _partial_caption(g: _Gcp, number: int, d: Define, p: str, m: str, k: int | N
     return f"{head}: {why}"
 
 
-def _used_in_block(g: _Gcp, name: str, number: int) -> bool:
+def _used_in_block(g: _GcpIndex, name: str, number: int) -> bool:
     block = g.block.get(number)
     return any(name in d.variables() for n, d in g.defs.values()
                if n > number and g.block.get(n) == block)
 
 
-def _adjoint_caption(g: _Gcp, d: Define, v: str, k: int | None, users: list[str]) -> str:
+def _adjoint_caption(g: _GcpIndex, d: Define, v: str, k: int | None, users: list[str]) -> str:
     loss = g.loss
     args = [_ref(a) for a in d.args]
     head = f"{d.target} = {formula(d.op, args)}"
@@ -302,9 +267,9 @@ def _adjoint_caption(g: _Gcp, d: Define, v: str, k: int | None, users: list[str]
             return f"{head}: {rule}{only}"
     if d.op == "add" and set(d.variables()) <= g.terms.get(v, set()) | g.sums.get(v, set()):
         if k is None:
-            return (f"{head}: {v} is used by {len(users)} lines ({_and(users)}): its adjoint "
+            return (f"{head}: {v} is used by {len(users)} lines ({fmt_list(users)}): its adjoint "
                     "is the sum of the contributions through each use")
-        return f"{head}: the contributions through {_and(users)} so far, added up"
+        return f"{head}: the contributions through {fmt_list(users)} so far, added up"
     if d.op is None and isinstance(d.args[0], Const):
         return f"{head}: the loss is a copy of {v}, so {v}'s adjoint is 1"
     if d.op is None and len(users) == 1 and g.program.defs[users[0]].op is None:
@@ -313,8 +278,8 @@ def _adjoint_caption(g: _Gcp, d: Define, v: str, k: int | None, users: list[str]
         shape = g.program.shapes[v]
         to = f"{v}'s shape {list(shape)}" if shape else f"a scalar like {v}"
         return (f"{head}: summed down to {to} "
-                f"(undoing the broadcast in {_and([g.text(p) for p in users])})")
-    through = _and([g.text(p) for p in users])
+                f"(undoing the broadcast in {fmt_list([g.text(p) for p in users])})")
+    through = fmt_list([g.text(p) for p in users])
     if k is not None:
         return f"{head}: a step of {v}'s contribution through {through}"
     return f"{head}: the vector-Jacobian product through {through}"
@@ -330,7 +295,7 @@ def _numbers(d: Define, env: Mapping[str, Any], value: str) -> str:
         v = env.get(a)
         if v is not None and np.ndim(v) != 0:
             return f"= {value}"
-        shown.append(fmt_step_value(v))
+        shown.append(fmt_value(v, "step"))
     if d.op is None or (d.op is not None and not ops.OPS[d.op].elementwise):
         return f"= {value}"
     return f"= {formula(d.op, shown)} = {value}"
@@ -339,50 +304,54 @@ def _numbers(d: Define, env: Mapping[str, Any], value: str) -> str:
 # ------------------------------------------------------------------------------ the run
 
 
-def explain(model: TenFlangModel, example: Any = None) -> StepperRun:
-    """Run ``model``'s GCP on one example (as :meth:`TenFlangModel.trace`) and explain each
-    line: node, edges, caption, numbers, label updates.
-
-    ``example``: an index into the training data (default 0) or the example itself.
+def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
+                trace: Sequence[TraceStep], record: Mapping[str, Any],
+                weights: Mapping[str, Any], listed_lines: int,
+                predict: bool = False, withheld: str = "") -> StepperRun:
+    """Explain each line of ``trace``, the GCP ``gcp`` of ``program`` run on the example
+    ``record`` with ``weights`` (as ``model.trace`` runs it): node, edges, caption, numbers,
+    label updates. Only the first ``listed_lines`` lines of the GCP (those the stepper
+    lists) are stepped through. ``name``: the model's, for the title. ``predict``: with the
+    questions of predict mode (``notebook/predict.py``). ``withheld``: grading mode's message
+    when ``gcp`` and ``trace`` hold only the forward half; predict mode then asks nothing
+    (its questions and hints are the backward half's).
     """
-    trace = model.trace(example)
-    gcp = model.compiled
-    assert gcp is not None  # trace() raised otherwise
-    program = model.program
-    g = _Gcp(gcp, program, model.graph)
+    g = _GcpIndex(gcp, program, graph)
     loss = gcp.loss
-
-    record = model.example(example).record(0)
-    given = {n: record.get(n) for n in program.names(*GIVEN_KINDS) if n not in model.weights}
-    env: dict[str, Any] = {**given, **model.weights}
+    given = {n: record.get(n) for n in program.names(*GIVEN_KINDS) if n not in weights}
+    env: dict[str, Any] = {**given, **weights}
     start: dict[str, dict[str, str]] = {
-        v: {"value": fmt_step_value(env[v]) if v in env else NOT_YET} for v in program.decls}
+        v: {"value": label_text(env[v]) if v in env else NOT_YET} for v in program.decls}
     pending: dict[str, list[tuple[str, str]]] = {}
     steps: list[Step] = []
-    listed = [t for t in trace if t.line <= MAX_LISTED]
+    listed = [t for t in trace if t.line <= listed_lines]
     first_backward = True
     for t in listed:
         number = t.line
         line = gcp.lines[number - 1]
         d = line.statement
         assert isinstance(d, Define)
-        value = fmt_step_value(t.value)
+        value = fmt_value(t.value, "step")
+        label = label_text(t.value)
         updates: list[tuple[str, str, str]] = []
         if line.section == "forward":
             node: str | None = d.target
             edges = tuple((a, d.target) for a in dict.fromkeys(d.variables()))
             caption = _forward_caption(d)
-            updates.append((d.target, "value", value))
+            shapes = g.dims.forward(d)
+            updates.append((d.target, "value", label))
         else:
             if first_backward:
                 first_backward = False
                 if adjoint_name(loss, loss) not in g.defs:  # the pruned GCP leaves it out
                     updates.append((loss, "grad", "1"))
-            node, edges, caption = _backward(g, number, d)
-            updates += _grad_updates(g, number, d, value, pending)
+            node, edges, caption, shapes = _backward(g, number, d)
+            updates += _grad_updates(g, number, d, label, pending)
         env[t.name] = t.value
         steps.append(Step(number, t.name, value, line.section, node, edges, caption,
-                          _numbers(d, env, value), tuple(updates)))
+                          _numbers(d, env, value), tuple(updates), shapes,
+                          _tensors(updates, t.name, env, pending),
+                          np.asarray(t.value, dtype=float) if np.ndim(t.value) else None))
 
     for v, row, _ in (u for s in steps for u in s.updates):
         if row == "grad":
@@ -392,33 +361,68 @@ def explain(model: TenFlangModel, example: Any = None) -> StepperRun:
         for v, row, text in s.updates:
             if len(text) > len(widest[v].get(row, "")):
                 widest[v][row] = text
-    weights = ", ".join(f"{w} = {fmt_step_value(x)}" for w, x in model.weights.items())
-    example_text = "{" + ", ".join(f"{n}: {fmt_step_value(x)}" for n, x in given.items()) + "}"
-    return StepperRun(model.name, example_text, weights, loss, gcp, steps, start, widest,
-                      len(trace) - len(listed))
+    example_text = "{" + ", ".join(f"{n}: {fmt_value(x, 'step')}" for n, x in given.items()) + "}"
+    start_tensors = {v: np.asarray(x, dtype=float) for v, x in {**given, **weights}.items()
+                     if x is not None and np.ndim(x) > 0}
+    asked: tuple[Question, ...] = ()
+    if predict and not withheld:
+        asked = questions(program=program, graph=graph, loss=loss,
+                          first_grad=first_grad_steps([s.updates for s in steps]),
+                          adjoints={v: env.get(adjoint_name(loss, v)) for v in program.decls},
+                          given={**given, **weights})
+    return StepperRun(name, program, graph, example_text, fmt_assignments(weights, "step"), loss,
+                      gcp, steps, start, widest, len(trace) - len(listed), start_tensors,
+                      asked, predict, withheld)
 
 
-def _backward(g: _Gcp, number: int, d: Define
-              ) -> tuple[str | None, tuple[tuple[str, str], ...], str]:
-    """The node, the edges and the caption of a backward line."""
+def label_text(value: Any) -> str:
+    """A value as a node's label shows it: a tensor with its shape and first entries, or,
+    too big for a heatmap, its range.
+
+    >>> label_text(np.arange(3.0)), label_text(np.zeros((20, 30)))
+    ('[3] 0, 1, 2', '[20×30] from 0 to 0')
+    """
+    big = value is not None and np.size(value) > HEATMAP_MAX
+    return fmt_value(value, "range" if big else "step")
+
+
+def _tensors(updates: Sequence[tuple[str, str, str]], name: str, env: Mapping[str, Any],
+             pending: Mapping[str, list[tuple[str, str]]]
+             ) -> tuple[tuple[str, str, np.ndarray], ...]:
+    """The tensor values behind a step's label updates: the line's value, or the sum of the
+    terms of an adjoint that have arrived so far."""
+    found = []
+    for v, row, _ in updates:
+        terms = [n for n, _ in pending.get(v, [])] if row == "grad" else []
+        parts = [env.get(n) for n in terms] if terms else [env.get(name)]
+        if any(x is None or np.ndim(x) == 0 for x in parts):
+            continue
+        found.append((v, row, np.sum([np.asarray(x, dtype=float) for x in parts], axis=0)))
+    return tuple(found)
+
+
+def _backward(g: _GcpIndex, number: int, d: Define
+              ) -> tuple[str | None, tuple[tuple[str, str], ...], str, str]:
+    """The node, the edges, the caption and the dimension analysis of a backward line."""
     loss = g.loss
     parts = split_derivative(d.target)
     if parts is None:  # never emitted by the compiler; say what it is, no more
-        return None, (), f"{d.target} = {formula(d.op, [_ref(a) for a in d.args])}"
+        return None, (), f"{d.target} = {formula(d.op, [_ref(a) for a in d.args])}", ""
     of, wrt, k = parts
     if wrt == loss and of == loss:
-        return loss, (), f"{d.target} = {_ref(d.args[0])}: the loss's own adjoint is 1"
+        return loss, (), f"{d.target} = {_ref(d.args[0])}: the loss's own adjoint is 1", ""
     if of != loss or g.in_loss_block(number):
         caption = _partial_caption(g, number, d, of, wrt, k)
         # the loss's local partials d/L/d/m[:k] are (terms of) m's adjoint: m's node lights up
         node = wrt if of == loss else None
-        return node, ((wrt, of),), caption
+        return node, ((wrt, of),), caption, g.dims.partial(d, of, wrt, k is None)
     users = g.contributions(d.target, wrt)
     edges = tuple((wrt, p) for p in users)
-    return wrt, edges, _adjoint_caption(g, d, wrt, k, users)
+    shapes = g.dims.adjoint(d, wrt, users if loss in g.graph.descendants([wrt]) else [])
+    return wrt, edges, _adjoint_caption(g, d, wrt, k, users), shapes
 
 
-def _grad_updates(g: _Gcp, number: int, d: Define, value: str,
+def _grad_updates(g: _GcpIndex, number: int, d: Define, value: str,
                   pending: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str]]:
     """How the ``grad`` row of a node changes: a complete adjoint replaces it; the terms of a
     sum arrive one by one (``0.86 + 0.5``) and are replaced by their sum when it is made."""

@@ -1,13 +1,9 @@
 """Data files: named numeric values (inputs, expected outputs, weights) for TenFlang tools.
 
 A data file holds N >= 1 *records*; each record binds names to values (a scalar, a tensor or
-NULL): the seed's "input vector" or "weight vector". Four formats are read into one
-:class:`DataTable`:
-
-* brace notation, one record per line: ``{x: 3, W: [[1, 2], [3, 4]], y: null}``;
-* CSV with a header of names; tensors are spread over ``x[0],x[1]`` or ``W[0][1]`` columns;
-* the original 2016 format: ``name<TAB>value`` lines that together form ONE record;
-* ``.npz`` archives whose arrays have the example on their first axis.
+NULL): the seed's "input vector" or "weight vector". Every format in the registry
+:data:`FORMATS` (brace notation ``{x: 3, W: [[1, 2], [3, 4]], y: null}``, CSV, the original
+2016 format, ``.npz`` archives) is read into one :class:`DataTable`.
 
 In all text formats, blank lines and lines whose first non-space character is ``#`` are
 ignored. Numbers are plain decimal literals (no ``inf``, ``nan``, hex or ``_``). File contents
@@ -22,19 +18,20 @@ fast path is not sure of is read again line by line by the careful parsers, whic
 definition of the formats and make every error message (about the first line with a
 problem), so errors are the same either way.
 
-:func:`format_table` writes records back in brace, CSV or npz form (:func:`output_format`
+:func:`format_table` writes records back in any format with a writer (:func:`output_format`
 picks one by a file's extension); every file it writes reads back to the same records.
 
-This module holds the public functions (and reads a text's head to pick its format); its
-submodules hold the rest: ``table`` (:class:`DataTable`, ``Value`` and the builder that fills
-a table), ``checks`` (checks and messages every reader shares), ``blocks`` (text and files in
-blocks of lines), ``brace``, ``csvfiles`` and ``original`` (the text formats), ``pyvalues``
-(Python values and ``.npz`` archives) and ``writers`` (CSV and ``.npz`` output).
+This module holds the public functions (and reads a text's head: a program given as data is
+refused, the format found); its submodules hold the rest: ``table`` (:class:`DataTable`,
+``Value`` and the builder that fills a table), ``checks`` (checks and messages every reader
+shares), ``blocks`` (text and files in blocks of lines), ``brace``, ``csvfiles`` and
+``original`` (the text formats), ``pyvalues`` (Python values and ``.npz`` archives),
+``writers`` (records written back, a writer a format) and ``formats`` (the registry: each
+format's name, extensions, sniffing, reader and writer).
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -42,19 +39,28 @@ from typing import Any
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import INSTRUCTIONS, NULL, is_nonfinite_word, normalize_text
+from ..lexical import INSTRUCTIONS, normalize_text
 from ..ops import Shape
-from .blocks import _count_lines, _file_blocks, _file_lines, _significant, _Source, _text_blocks
-from .brace import _parse_brace
+from .blocks import _count_lines, _file_blocks, _file_lines, _Source, _text_blocks
 from .checks import _ShapeLedger
-from .csvfiles import _parse_csv
-from .original import _parse_original
-from .pyvalues import _coerce, _python_name, _read_npz, _table_from_arrays
+from .formats import (
+    DEFAULT_OUTPUT,
+    FORMATS,
+    DataFormat,
+    by_extension,
+    lookup,
+    sniffed,
+    writer,
+)
+from .pyvalues import _coerce, _python_name, _table_from_arrays
 from .table import DataTable, Value, _Builder, _shape_of
-from .writers import _format_csv, _format_nested, _format_npz, _layout
+from .writers import format_record, format_value
 
-FORMATS = ("brace", "csv", "original", "npz")
-OUTPUT_FORMATS = ("brace", "csv", "npz")
+__all__ = [
+    "FORMATS", "DataFormat", "DataTable", "Value", "format_record", "format_table",
+    "format_value", "from_columns", "from_records", "output_format", "parse_data",
+    "read_data", "value_shape",
+]
 
 
 # ----------------------------------------------------------------------------------------
@@ -62,7 +68,8 @@ OUTPUT_FORMATS = ("brace", "csv", "npz")
 
 
 def parse_data(text: str, file: str = "<data>", format: str | None = None) -> DataTable:
-    """Parse the text of a data file; ``format`` is brace, csv, original or None (detect).
+    """Parse the text of a data file; ``format`` names a text format of :data:`FORMATS`
+    (brace, csv, original) or is None: found from the text's first line.
 
     >>> parse_data("{x: 3, w: -2}\\n{x: 1.5e-3, y: null}").record(1)
     {'x': 0.0015, 'y': None}
@@ -71,15 +78,17 @@ def parse_data(text: str, file: str = "<data>", format: str | None = None) -> Da
     >>> parse_data("a\\t1\\nb\\t2\\n").record(0)
     {'a': 1.0, 'b': 2.0}
     """
-    fmt = _check_format(format, file)
-    if fmt == "npz":
-        raise TenFlangError.at("npz is a binary format: read it with read_data", file=file)
+    fmt = lookup(format, file)
+    if fmt is not None and fmt.binary:
+        raise TenFlangError.at(f"{fmt.name} is a binary format: read it with read_data",
+                               file=file)
     text = normalize_text(text)
     return _parse(_text_blocks(text), _count_lines(text), file, fmt)
 
 
 def read_data(path: str | os.PathLike[str], format: str | None = None) -> DataTable:
-    """Read a data file: ``.npz`` by extension, ``.csv`` as CSV, anything else detected.
+    """Read a data file in ``format``, else in the format its extension names (``.npz``,
+    ``.csv``), else the one its first line shows.
 
     A text file is read as :func:`~tenflang_nb.core.textio.read_text` would (UTF-8, any line
     ends) but a block at a time: never the whole text in memory.
@@ -91,12 +100,9 @@ def read_data(path: str | os.PathLike[str], format: str | None = None) -> DataTa
     {'x': 1.0, 'y': 2.0}
     """
     name = os.fspath(path)
-    fmt = _check_format(format, name)
-    lowered = name.lower()
-    if fmt == "npz" or (fmt is None and lowered.endswith(".npz")):
-        return _read_npz(name)
-    if fmt is None and lowered.endswith(".csv"):
-        fmt = "csv"
+    fmt = lookup(format, name) or by_extension(name)
+    if fmt is not None and fmt.read is not None:
+        return fmt.read(name)
     return _parse(_file_blocks(name), _file_lines(name), name, fmt)
 
 
@@ -171,37 +177,6 @@ def value_shape(value: Any) -> Shape | None:
     return tuple(int(d) for d in shape)
 
 
-def format_value(value: Value) -> str:
-    """Write one value as brace notation reads it back exactly (floats by ``repr``).
-
-    Non-finite numbers come out as ``nan``/``inf``, which no reader accepts: they are
-    never valid data.
-
-    >>> format_value(0.1), format_value(3), format_value(None)
-    ('0.1', '3.0', 'null')
-    >>> format_value(np.array([[1, 2], [3, 4]]))
-    '[[1.0, 2.0], [3.0, 4.0]]'
-    """
-    if value is None:
-        return NULL
-    if isinstance(value, np.ndarray | list | tuple):
-        arr = np.asarray(value, dtype=np.float64)
-        if arr.ndim == 0:
-            return repr(float(arr))
-        return _format_nested(arr)
-    # float() first: numpy 2 scalars have a repr like 'np.float64(0.1)'
-    return repr(float(value))
-
-
-def format_record(values: Mapping[str, Value]) -> str:
-    """Write one record in brace notation, in the mapping's order.
-
-    >>> format_record({"x": 3.0, "w": -2, "y": None})
-    '{x: 3.0, w: -2.0, y: null}'
-    """
-    return "{" + ", ".join(f"{name}: {format_value(v)}" for name, v in values.items()) + "}"
-
-
 def output_format(path: str | os.PathLike[str] | None) -> str:
     """The format the tools write to ``path``: ``csv`` for a ``.csv`` file, ``npz`` for a
     ``.npz`` file, brace notation for anything else and for standard output (None): the
@@ -210,17 +185,14 @@ def output_format(path: str | os.PathLike[str] | None) -> str:
     >>> output_format("w.csv"), output_format("W.NPZ"), output_format("w.txt"), output_format(None)
     ('csv', 'npz', 'brace', 'brace')
     """
-    lowered = os.fspath(path).lower() if path is not None else ""
-    if lowered.endswith(".csv"):
-        return "csv"
-    if lowered.endswith(".npz"):
-        return "npz"
-    return "brace"
+    fmt = by_extension(path) if path is not None else None
+    return fmt.name if fmt is not None and fmt.write is not None else DEFAULT_OUTPUT
 
 
 def format_table(records: Sequence[Mapping[str, Value]], format: str = "brace",
                  file: str = "<output>") -> str | bytes:
-    """Records as the contents of a data file in ``format`` (brace, csv or npz: bytes).
+    """Records as the contents of a data file in ``format``, one of :data:`FORMATS` with a
+    writer (brace, csv, or npz: bytes).
 
     Every file read back with :func:`read_data` gives the same records: floats exactly, null
     as null. CSV spreads a tensor over ``x[0]``, ``x[1]`` ... columns and writes null as an
@@ -234,52 +206,21 @@ def format_table(records: Sequence[Mapping[str, Value]], format: str = "brace",
     1.5,1.0,2.0
     ,,
     """
-    if format == "brace":
-        return "".join(format_record(r) + "\n" for r in records)
-    if format not in OUTPUT_FORMATS:
-        raise TenFlangError.at(
-            f"cannot write data as {format!r} (expected one of {', '.join(OUTPUT_FORMATS)})",
-            file=file)
-    names, shapes = _layout(records, format, file)
-    if format == "csv":
-        return _format_csv(records, names, shapes)
-    return _format_npz(records, names, shapes, file)
+    return writer(format, file)(records, file)
 
 
 # ----------------------------------------------------------------------------------------
 # from the text to the reader of its format
 
 
-def _check_format(format: str | None, file: str) -> str | None:
-    if format is None or format in FORMATS:
-        return format
-    raise TenFlangError.at(
-        f"unknown data file format {format!r} (expected one of {', '.join(FORMATS)})",
-        file=file,
-    )
-
-
-def _detect(first: str) -> str:
-    # Deciding on the first significant line alone gives the same answer as looking at every
-    # line for any valid file (a CSV header never reads "name number"), and a broken
-    # original-format file then gets an error about its broken line, not about a CSV header.
-    stripped = first.strip()
-    if stripped.startswith("{"):
-        return "brace"
-    tokens = stripped.split()
-    if len(tokens) == 2 and "," not in stripped and _looks_numeric(tokens[1]):
-        return "original"
-    return "csv"
-
-
-def _parse(blocks: Iterator[tuple[int, str]], lines: int, file: str, fmt: str | None
+def _parse(blocks: Iterator[tuple[int, str]], lines: int, file: str, fmt: DataFormat | None
            ) -> DataTable:
-    """Read a text format from blocks of its ``lines`` lines."""
-    source = _Source(blocks)
-    head = source.head()
-    if head is None:
+    """Read a text format (``fmt``, or the one its first line shows) from blocks of its
+    ``lines`` lines."""
+    source = _Source.find(blocks, lines)
+    if source is None:
         raise TenFlangError.at("no records in this file", file=file)
-    lineno, line = head
+    lineno, line = source.head
     if line.split(maxsplit=1)[0] in INSTRUCTIONS:
         # the usual slip: the program given where the data goes (tfweightcalc shape.tf gcp.tf)
         raise TenFlangError.at(
@@ -287,17 +228,6 @@ def _parse(blocks: Iterator[tuple[int, str]], lines: int, file: str, fmt: str | 
             source=line, length=len(line.rstrip()),
             hint="the data file holds records such as {x: 3, y: 1} (or CSV rows); "
                  "check the order of the arguments")
-    if fmt is None:
-        fmt = _detect(line)
-    if fmt == "brace":
-        return _parse_brace(source.from_head(), lines - lineno + 1, file)
-    if fmt == "csv":
-        return _parse_csv(source.after_head(), lineno, line, lines - lineno, file)
-    return _parse_original(
-        [head, *itertools.chain.from_iterable(_significant(block, first)
-                                              for first, block in source.after_head())],
-        file)
-
-
-def _looks_numeric(token: str) -> bool:
-    return token[0] in "0123456789+-." or is_nonfinite_word(token)
+    parse = (fmt or sniffed(line)).parse
+    assert parse is not None  # the caller read a binary format itself
+    return parse(source, file)

@@ -1,10 +1,12 @@
 """Text in blocks of whole lines, for the readers' fast paths: a string's or a file's (streamed
-and decoded as read_text would decode it whole), the head of a data file (its first
-significant line) and the numbers of the lines in a block."""
+and decoded as read_text would decode it whole), a data file's text from its head (its first
+significant line) on as every text format's reader takes it (``_Source``), and the numbers
+of the lines in a block."""
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterator
 
 import numpy as np
@@ -41,7 +43,7 @@ def _byte_blocks(path: str) -> Iterator[bytes]:
     (but the last), so that each decodes on its own and no CR LF pair is cut in two."""
     try:
         handle = open(path, "rb")  # closed by the with below
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the name
         read_bytes(path)  # raises the same clear error as every other reader
         raise
     with handle:
@@ -102,40 +104,49 @@ def _file_lines(path: str) -> int:
 
 
 class _Source:
-    """A data file's text as blocks of lines, up to its first significant line (the head:
-    a CSV header, a first record) and on from there."""
+    """A data file's text from its head (its first significant line: a CSV header, a first
+    record) on, as blocks of lines: what a text format's reader reads. ``lines`` is how many
+    lines the text has from the head on, the most records a reader can find."""
 
-    def __init__(self, blocks: Iterator[tuple[int, str]]) -> None:
-        self._blocks = blocks
-        self._rest: tuple[int, str] | None = None  # the head's block from the head on
+    def __init__(self, head: tuple[int, str], rest: tuple[int, str],
+                 blocks: Iterator[tuple[int, str]], lines: int) -> None:
+        self.head = head
+        self.lines = lines
+        self._rest = rest  # the head's block from the head on
+        self._blocks = blocks  # the blocks after it
 
-    def head(self) -> tuple[int, str] | None:
-        """(number, text) of the first line that is neither blank nor a comment, or None."""
-        for first, block in self._blocks:
+    @classmethod
+    def find(cls, blocks: Iterator[tuple[int, str]], lines: int) -> _Source | None:
+        """The text of ``blocks`` (of ``lines`` lines) from its head on; None when every
+        line is blank or a comment."""
+        for first, block in blocks:
             pos, lineno = 0, first
             while True:
                 end = block.find("\n", pos)
                 line = block[pos:] if end < 0 else block[pos:end]
                 if (start := line.lstrip()) and start[0] != "#":
-                    self._rest = (lineno, block[pos:])
-                    return lineno, line
+                    return cls((lineno, line), (lineno, block[pos:]), blocks,
+                               lines - lineno + 1)
                 if end < 0:
                     break
                 pos, lineno = end + 1, lineno + 1
         return None
 
     def from_head(self) -> Iterator[tuple[int, str]]:
-        if self._rest is not None:
-            yield self._rest
+        yield self._rest
         yield from self._blocks
 
     def after_head(self) -> Iterator[tuple[int, str]]:
-        if self._rest is not None:
-            lineno, block = self._rest
-            end = block.find("\n")
-            if end >= 0:
-                yield lineno + 1, block[end + 1:]
+        lineno, block = self._rest
+        end = block.find("\n")
+        if end >= 0:
+            yield lineno + 1, block[end + 1:]
         yield from self._blocks
+
+    def significant(self) -> list[tuple[int, str]]:
+        """Every line from the head on that is neither blank nor a comment, at once."""
+        return [self.head, *itertools.chain.from_iterable(
+            _significant(block, first) for first, block in self.after_head())]
 
 
 def _significant(block: str, lineno: int) -> list[tuple[int, str]]:

@@ -7,15 +7,16 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import MAX_SHAPE_RANK, fmt_shape, is_null, is_number, matches_name
+from ..formatting import fmt_shape
+from ..lexical import MAX_SHAPE_RANK, is_null, is_number, matches_name
 from ..ops import Shape
-from .blocks import _line_numbers, _plain, _significant
+from .blocks import _line_numbers, _plain, _significant, _Source
 from .checks import _bad_name, _cut, _number_problem, _ShapeLedger
 from .table import DataTable, Value, _Builder, _shape_of
 
@@ -278,8 +279,12 @@ class _BraceLayout:
         return values if values.shape == (n, self.count) else None
 
 
-def _parse_brace(blocks: Iterator[tuple[int, str]], capacity: int, file: str) -> DataTable:
-    builder = _Builder(file, capacity)
+def _sniff_brace(head: str) -> bool:
+    return head.lstrip().startswith("{")
+
+
+def _parse_brace(source: _Source, file: str) -> DataTable:
+    builder = _Builder(file, source.lines)
     shapes = _ShapeLedger()
 
     def careful(block: str, first: int) -> None:
@@ -292,7 +297,7 @@ def _parse_brace(blocks: Iterator[tuple[int, str]], capacity: int, file: str) ->
                     raise parser.error(problem, parser.keys[name])
             builder.record(row, number)
 
-    for first, block in blocks:
+    for first, block in source.from_head():
         if not (_plain(block) and _brace_fast(block, first, file, builder, shapes)):
             careful(block, first)
     return builder.table()

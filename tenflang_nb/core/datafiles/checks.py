@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..lexical import fmt_shape, is_nonfinite_word, is_number
+from ..formatting import fmt_shape
+from ..lexical import is_nonfinite_word, is_number
 from ..ops import Shape
 
 

@@ -10,15 +10,16 @@ import itertools
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import MAX_SHAPE_RANK, NAME_PATTERN, NULL, fmt_shape, is_null, is_number
+from ..formatting import fmt_shape
+from ..lexical import MAX_SHAPE_RANK, NAME_PATTERN, NULL, is_null, is_number
 from ..ops import Shape
-from .blocks import _block_line, _line_numbers, _plain, _significant
+from .blocks import _block_line, _line_numbers, _plain, _significant, _Source
 from .checks import _cut, _number_problem
 from .table import DataTable, _Builder
 
@@ -145,14 +146,14 @@ def _parse_header(head_no: int, head_line: str, file: str) -> _CsvHeader:
     return _CsvHeader(header, shapes, where)
 
 
-def _parse_csv(blocks: Iterator[tuple[int, str]], head_no: int, head_line: str,
-               capacity: int, file: str) -> DataTable:
+def _parse_csv(source: _Source, file: str) -> DataTable:
+    head_no, head_line = source.head
     header = _parse_header(head_no, head_line, file)
     width = len(header.cells)
-    builder = _Builder(file, capacity)
+    builder = _Builder(file, source.lines - 1)
     for name, shape in header.shapes.items():
         builder.declare(name, shape)
-    for first, block in blocks:
+    for first, block in source.after_head():
         n = block.count("\n") + 1
         fast = _csv_fast(block, n, width) if _plain(block) else None
         if fast is not None:

@@ -1,0 +1,322 @@
+"""The training panel: the widgets of a :class:`~.session.TrainingSession` (gradient descent
+you can watch, stop, tune and reset in a notebook).
+
+Learning-rate and tolerance sliders, a max-iterations box (``controls``), Train / Stop / Reset
+buttons, a status line, a weights readout, a loss curve and, when its box is ticked, the loss
+landscape with the path of descent (``figures.live``). The session does the training (and
+says what happens when, see ``session``); this module wires the controls to it, redraws the
+pictures (at most every :data:`REDRAW_SECONDS` while it runs) and keeps a static picture for
+a saved notebook, which holds no widgets.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import logging
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+from ...core.errors import TenFlangError, printable
+from ...core.formatting import fmt_number
+from ...core.settings import TrainSettings
+from ...core.train import GradientDescent, TrainResult
+from ..figures.curve import loss_curve_png
+from ..figures.live import LiveLandscape
+from ..views.html import CARD_STYLE
+from ..views.tables import weights_html
+from .controls import PARAMETERS
+from .session import State, TrainingSession
+
+__all__ = ["REDRAW_SECONDS", "TrainingPanel"]
+
+logger = logging.getLogger(__name__)
+
+# The pictures are redrawn at most this often during a live run (and never more than a
+# quarter of the time, since a redraw costs tens of milliseconds).
+REDRAW_SECONDS = 0.2
+
+
+class TrainingPanel:
+    """Train a GCP by gradient descent from a widget panel: the controls of a
+    :class:`TrainingSession` (``session``: see it for what Train, Stop and Reset do).
+
+    ``make_trainer``, ``settings``, ``trainer``, ``live`` and ``on_finish`` are the session's;
+    the controls change the settings' learning rate, tolerance and max iterations. Display
+    the panel (it shows :attr:`widget`, with a static HTML picture for frontends without
+    widgets). For a saved notebook to hold one stable output (nbval), call :meth:`run_sync`
+    *before* displaying.
+
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> from tenflang_nb.notebook import TenFlangModel
+    >>> net = TenFlangModel(SEED_EXAMPLE, "net")
+    >>> panel = net.training_panel({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, live=False,
+    ...                            tol=1e-3, max_iter=50)
+    >>> panel.train_button.click()
+    >>> panel.state, panel.stop_button.disabled, net.history == panel.trainer.history
+    ('done', True, True)
+    >>> panel.status
+    'iteration 50/50 · loss 0.0351 · |grad| 0.0839 · reached max iterations'
+    >>> panel.reset_button.click()
+    >>> panel.state, panel.trainer.iterations, panel.reset_button.disabled
+    ('idle', 0, True)
+    """
+
+    redraw_seconds: float = REDRAW_SECONDS
+
+    def __init__(self, make_trainer: Callable[[TrainSettings], GradientDescent],
+                 settings: TrainSettings | None = None, *, live: bool,
+                 trainer: GradientDescent | None = None,
+                 on_finish: Callable[[GradientDescent], None] | None = None,
+                 log_scale: bool = True, landscape: bool = False) -> None:
+        self._base = settings or TrainSettings()
+        self.redraws = 0  # how many times the pictures were drawn (tests check the throttle)
+        self.displays: list[Any] = []  # IPython display handles showing this panel
+        self.live_landscape = LiveLandscape()
+        self._png = b""
+        self._landscape_png = b""
+        self._last_draw = -math.inf
+        self._draw_cost = 0.0
+
+        notes = []
+        self.controls: dict[str, widgets.ValueWidget] = {}
+        for p in PARAMETERS:
+            value = getattr(self._base, p.name)
+            problem = p.check(value)
+            if problem:
+                notes.append(f"{problem}: using {fmt_number(p.default)}")
+                value = p.default
+            control = p.control(value)
+            control.observe(self._on_setting, names="value")
+            self.controls[p.name] = control
+
+        self.log_scale = widgets.Checkbox(value=log_scale, description="log scale", indent=False,
+                                          layout=widgets.Layout(width="110px"))
+        self.log_scale.observe(lambda _change: self.redraw(), names="value")
+        self.show_landscape = widgets.Checkbox(
+            value=landscape, description="landscape", indent=False,
+            tooltip="the loss landscape beside the curve, with the path of descent",
+            layout=widgets.Layout(width="110px"))
+        self.show_landscape.observe(lambda _change: self.redraw(), names="value")
+        self.train_button = widgets.Button(description="Train", icon="play",
+                                           button_style="success")
+        self.stop_button = widgets.Button(description="Stop", icon="stop",
+                                          button_style="warning")
+        self.reset_button = widgets.Button(description="Reset", icon="undo",
+                                           tooltip="restore the initial weights")
+        self.train_button.on_click(lambda _button: self.session.train())
+        self.stop_button.on_click(lambda _button: self.session.stop())
+        self.reset_button.on_click(lambda _button: self.session.reset())
+        self.status_html = widgets.HTML()
+        self.message_html = widgets.HTML()
+        self.weights_html = widgets.HTML(layout=widgets.Layout(margin="0 0 0 1em"))
+        self.plot = widgets.Image(format="png", layout=widgets.Layout(width="500px"))
+        self.landscape_plot = widgets.Image(format="png", layout=widgets.Layout(width="460px"))
+        c = self.controls
+        self.widget = widgets.VBox([
+            widgets.HBox([c["lr"], c["tol"]]),
+            widgets.HBox([c["max_iter"], self.log_scale, self.show_landscape, self.train_button,
+                          self.stop_button, self.reset_button]),
+            self.status_html, self.message_html,
+            # wraps: the curve, the landscape and the weights do not fit every page's width
+            widgets.HBox([self.plot, self.landscape_plot, self.weights_html],
+                         layout=widgets.Layout(flex_flow="row wrap")),
+        ])
+        self.session = TrainingSession(make_trainer, self.settings, live=live, trainer=trainer,
+                                       on_finish=on_finish, display=self)
+        self.session.note = "; ".join(notes)
+        self.update(redraw=True)
+
+    # --- the session's, for whoever holds the panel ------------------------------------------
+
+    @property
+    def settings(self) -> TrainSettings:
+        """The settings the next step trains with: the controls' values on the given ones."""
+        return self._base.replace(**{name: c.value for name, c in self.controls.items()})
+
+    @property
+    def state(self) -> State:
+        return self.session.state
+
+    @property
+    def trainer(self) -> GradientDescent | None:
+        return self.session.trainer
+
+    @property
+    def error(self) -> BaseException | None:
+        return self.session.error
+
+    @property
+    def status(self) -> str:
+        """The status line (see :attr:`TrainingSession.status`)."""
+        return self.session.status
+
+    def run_sync(self) -> TrainResult:
+        """Train to the end, blocking (:meth:`TrainingSession.run_sync`); draws once."""
+        return self.session.run_sync()
+
+    def start(self) -> None:
+        """Start (or continue) a live run (:meth:`TrainingSession.start`)."""
+        self.session.start()
+
+    def stop(self) -> None:
+        """Stop a live run after the current chunk; Train then continues from here."""
+        self.session.stop()
+
+    def reset(self) -> None:
+        """Stop any run, restore the initial weights and clear history and curve."""
+        self.session.reset()
+
+    # --- showing the session (its Display) -----------------------------------------------
+
+    def update(self, redraw: bool) -> None:
+        """Push the session's state to the widgets (and redraw the pictures if ``redraw``)."""
+        state = self.session.state
+        self.train_button.disabled = state == "running"
+        self.stop_button.disabled = state != "running"
+        self.reset_button.disabled = state == "idle"
+        self.train_button.tooltip = self.session.train_action
+        self.status_html.value = f"<code>{html.escape(self.status)}</code>"
+        self.message_html.value = self._message_html()
+        self.weights_html.value = weights_html(
+            self.trainer.weights if self.trainer is not None else {})
+        if redraw:
+            self.redraw()
+
+    def progress(self) -> None:
+        """A live chunk ran: the status now, the pictures when a redraw is due."""
+        due = max(self.redraw_seconds, 3 * self._draw_cost)
+        self.update(redraw=time.perf_counter() - self._last_draw >= due)
+
+    def publish(self) -> None:
+        """Send the static picture to every display of the panel (a saved notebook keeps it)."""
+        if not self.displays:
+            return
+        bundle = self._repr_mimebundle_()
+        for handle in self.displays:
+            try:
+                handle.update(bundle, raw=True)
+            except Exception as err:  # a closed frontend must not break training
+                logger.debug("display update failed", exc_info=err)
+
+    def redraw(self) -> None:
+        """Draw the loss curve, and the landscape when it is shown."""
+        started = time.perf_counter()
+        try:
+            self._png = loss_curve_png(self.session.history, log_scale=self.log_scale.value)
+        except Exception as err:
+            # The curve is an illustration: a plotting failure must not end or wedge the run.
+            logger.debug("loss curve failed", exc_info=err)
+            self._png = b""
+            self.session.note = printable(f"could not draw the loss curve: "
+                                          f"{type(err).__name__}: {err}")
+            self.message_html.value = self._message_html()
+        self.plot.value = self._png
+        grid_seconds = self._draw_landscape()
+        self.redraws += 1
+        self._last_draw = time.perf_counter()
+        # a new grid is a one-off (once per run): it must not slow every later redraw
+        self._draw_cost = self._last_draw - started - grid_seconds
+
+    def static_html(self) -> str:
+        """The picture a saved notebook keeps (widgets are not saved): a note saying it is
+        one, the status, the curve, the weights. Inline styles and a data-URI image only,
+        so it reads the same in an untrusted notebook (JupyterLab sanitizes its HTML)."""
+        status = self.status
+        when = ""
+        if self.state == "running":  # published when a live run starts; it went on after
+            status = status.removesuffix(" · running") + " · still running when saved"
+            when = " taken while it trained"
+        note = ("<div style='color:#4b5563;font-size:12px;margin-bottom:2px'>"
+                f"<b>Saved picture</b> of the training panel{when}: run the cell to train "
+                "live, with sliders and Train / Stop / Reset.</div>")
+        error = ""
+        if self.error is not None:  # the note on what Train does next needs the buttons
+            error = ("<pre style='color:#b00020;margin:0;white-space:pre-wrap'>"
+                     f"{html.escape(self.session.error_text)}</pre>")
+        has_curve = self.trainer is not None and bool(self.trainer.history) and self._png
+        if has_curve:
+            image = base64.b64encode(self._png).decode("ascii")
+            curve = (f"<img alt='loss curve: {html.escape(status)}' "
+                     f"src='data:image/png;base64,{image}'/>")
+        else:
+            curve = "<div style='color:#4b5563;margin:1em 0'><i>(no loss curve yet)</i></div>"
+        landscape = wrap = ""
+        if self.show_landscape.value and self._landscape_png:
+            encoded = base64.b64encode(self._landscape_png).decode("ascii")
+            landscape = ("<img alt='loss landscape with the path of descent' "
+                         f"src='data:image/png;base64,{encoded}'/>")
+            wrap = ";flex-wrap:wrap"  # two images and the weights: wrap on a narrow page
+        return (
+            f"<div class='tenflang-training-panel' style='{CARD_STYLE}'>{note}"
+            f"<div><code>{html.escape(status)}</code></div>{error}"
+            f"<div style='display:flex;align-items:flex-start{wrap}'>{curve}{landscape}"
+            f"<div style='margin-left:1em'>{self.weights_html.value}</div></div>"
+            f"<div><small>{html.escape(self._settings_text())}</small></div></div>")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any
+                          ) -> dict[str, Any]:
+        data = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        data["text/plain"] = repr(self)
+        data["text/html"] = self.static_html()
+        return data
+
+    def _ipython_display_(self) -> None:
+        # Displayed with a handle so the static fallback saved in the notebook can be updated
+        # to the final state when a live run ends (the widget itself updates by its comm).
+        from IPython.display import display
+
+        handle = display(self._repr_mimebundle_(), raw=True, display_id=True)
+        if handle is not None:
+            self.displays.append(handle)
+
+    def __repr__(self) -> str:
+        return f"<TenFlang training panel: {self.status}>"
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _on_setting(self, _change: Any = None) -> None:
+        self.session.settings = self.settings
+        self.update(redraw=False)
+
+    def _message_html(self) -> str:
+        parts = []
+        if self.error is not None:
+            parts.append("<pre style='color:#b00020;margin:0;white-space:pre-wrap'>"
+                         f"{html.escape(self.session.error_text)}</pre>")
+        if self.session.note:
+            parts.append(f"<i>{html.escape(self.session.note)}</i>")
+        return "".join(parts)
+
+    def _draw_landscape(self) -> float:
+        """Redraw the landscape if it is shown; the seconds spent computing a new grid."""
+        shown = self.show_landscape.value
+        self.landscape_plot.layout.display = None if shown else "none"
+        if not shown or self.trainer is None:
+            self._landscape_png = b""
+            self.landscape_plot.value = b""
+            return 0.0
+        seconds = 0.0
+        try:
+            self._landscape_png, seconds = self.live_landscape.png(
+                self.trainer, run=(id(self.trainer), self.session.runs),
+                final=self.state in ("done", "stopped"))
+        except Exception as err:
+            # Like the curve, an illustration: it must not end or wedge the run.
+            logger.debug("loss landscape failed", exc_info=err)
+            self._landscape_png = b""
+            reason = printable(err.first.message if isinstance(err, TenFlangError) else (
+                f"{type(err).__name__}: {err}"))
+            self.session.note = f"could not draw the loss landscape: {reason}"
+            self.message_html.value = self._message_html()
+        self.landscape_plot.value = self._landscape_png
+        return seconds
+
+    def _settings_text(self) -> str:
+        values = {p.label: self.controls[p.name].value for p in PARAMETERS}
+        return ", ".join(f"{label} {v}" if isinstance(v, int) else f"{label} {fmt_number(v)}"
+                         for label, v in values.items())
