@@ -48,6 +48,9 @@ def test_gradcheck_fails_on_a_non_finite_side_and_names_it(w: float, side: str) 
     assert not check.ok and not check[0]["ok"]
     assert check[0]["problem"] == side
     assert check.max_rel_error == np.inf
+    # what the student reads says which side, in the notebook and as text
+    assert f"MISMATCH: {side}" in repr(check)
+    assert f"MISMATCH: {side}".replace("'", "&#x27;") in check._repr_html_()
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
