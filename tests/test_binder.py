@@ -120,7 +120,10 @@ def test_fresh_binder_environment_runs_every_notebook(tmp_path: Path) -> None:
          600)
     timings["install"] = time.monotonic() - started
     if (repo / "binder" / "postBuild").exists():
-        _run(["bash", "binder/postBuild"], repo, env, 300)
+        built = _run(["bash", "binder/postBuild"], repo, env, 300)
+        # numba installed with the package, and postBuild filled its cache with the fused
+        # engine's loops (compiled and self-tested against numpy)
+        assert "fused engine: ready" in built.stdout, built.stdout + built.stderr
         # it trusted the tutorials, in this user's trust database, which the server reads
         check = ("import sys, nbformat\nfrom nbformat.sign import NotebookNotary\n"
                  "notary = NotebookNotary()\n"
