@@ -637,17 +637,17 @@ def test_a_long_wrong_answer_costs_work_linear_in_its_length(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # 2,000 helpers summed into one wrong adjoint: each trial recomputed the whole block,
     # once per helper and candidate (quadratic, minutes); now a bounded number of lines each
-    from tenflang_nb.core.backprop_check import student
+    from tenflang_nb.core.backprop_check import hints, reference, student
 
     evaluations = 0
-    original = student.StudentLines._evaluate
 
-    def counted(self: object, *args: object) -> object:
+    def counted(*args: object) -> object:
         nonlocal evaluations
         evaluations += 1
-        return original(self, *args)  # type: ignore[arg-type]
+        return reference.run_line(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(student.StudentLines, "_evaluate", counted)
+    for module in (student, hints):  # every line the check runs, the hints' trials too
+        monkeypatch.setattr(module, "run_line", counted)
     for n in (250, 1000):
         evaluations = 0
         lines = [f"define h{i} = mul 0.001 diff" for i in range(n)]
