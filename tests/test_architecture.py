@@ -28,7 +28,9 @@ FLOW = [
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "draws",
     "backprop_check.report", "backprop_check.require", "backprop_check.reference",
-    "backprop_check.hints", "backprop_check.student", "backprop_check.blame", "backprop_check",
+    "backprop_check.hints.base", "backprop_check.hints.rewritten",
+    "backprop_check.hints.shapes", "backprop_check.hints.terms", "backprop_check.hints",
+    "backprop_check.student", "backprop_check.blame", "backprop_check",
     "grading", "cost", "landscape.geometry", "landscape.evaluation", "landscape.grid",
     "landscape", "curvature", "api",
 ]

@@ -13,7 +13,9 @@ Helpers have no reference value, so this is a choice:
   helper is blamed when replacing its value by one of the compiler's values for that
   variable (a local partial, a piece of one, an incoming adjoint) makes the checked line
   right; a right helper that does so was used where another value belongs, and the line
-  using it is blamed. Otherwise the checked line itself is blamed.
+  using it is blamed. Then a helper whose own line, written otherwise (a transpose, another
+  operator, another operand: ``hints.rewrites``), makes the checked line right is blamed.
+  Otherwise the checked line itself is blamed.
 * The blamed lines are the *root* wrong lines; ``first_wrong_line`` is the first of them.
   Lines that inherit a mistake name the root lines it comes from.
 

@@ -6,7 +6,11 @@ student's line), and their lines run after the shape program's forward pass, twi
   compiler names it, replaced by its right value; helpers recomputed from those).
 
 An adjoint the student uses but does not define takes the compiler's value (it is *given*),
-so one block of the backward pass can be checked at a time.
+so one block of the backward pass can be checked at a time. A checked line whose value has
+the wrong shape is *detached*: the lines after it run on its right value (they are
+``tainted``: wrong only because of it), so one wrong shape does not stop the check; a line
+whose operands' shapes do not fit its operator is an error whose hint says why
+(``hints.shape_error_hint``).
 """
 
 from __future__ import annotations
