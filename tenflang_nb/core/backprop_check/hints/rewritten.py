@@ -59,6 +59,8 @@ class RewriteHints(HintsBase):
     """The hypotheses about the student's line as written."""
 
     def rewrites(self, written: Written) -> Iterator[tuple[Variant, Array]]:
+        """Each variant of the line ``written`` that runs, with its value (see
+        :func:`~tenflang_nb.core.backprop_check.hints.rewrites`)."""
         operands = written.operands
 
         def value(a: Ref) -> Array | Const:
@@ -132,6 +134,7 @@ class RewriteHints(HintsBase):
             also.append("the operands swapped")
         return (f"{words[line.op]} where {words[variant.op]} belongs"
                 + (f", with {fmt_list(also)}" if also else "")), variant
+
 
 def variants(line: Define, shape_of: Callable[[Ref], Shape], names: list[str]
              ) -> Iterator[Variant]:
