@@ -25,7 +25,7 @@ from .errors import ComputeError, Diagnostic, TenFlangError
 from .formatting import fmt_shape
 from .lexical import adjoint_name
 from .optimizers import OPTIMIZERS, OptimizerState
-from .plan import Plan, batch_mean, plain
+from .plan import Plan, Run, batch_mean, plain
 from .program import Program, ancestors
 from .settings import INITS, TrainSettings
 
@@ -54,6 +54,8 @@ class Record:
     # the weights this step evaluated (a copy), for drawing the path of descent; None once
     # the history has thinned its snapshots out
     weights: Weights | None = field(default=None, compare=False, repr=False)
+    # the mean loss over the test data at these weights (None: no test data was given)
+    test_loss: float | None = None
 
 
 class History(Sequence[Record]):
@@ -266,10 +268,13 @@ class GradientDescent:
     shuffled mini-batches instead (each step's loss, gradient and convergence test are then
     those of its batch), and ``settings.optimizer`` picks the update rule. ``settings`` may
     be replaced between steps (the notebook's sliders do): it is read at every step.
+    ``test`` (``(data, n)``, as ``data`` and ``n``): test data, whose mean loss each record
+    also holds (``Record.test_loss``), computed by the GCP's forward pass at the same weights.
     """
 
     def __init__(self, gcp_program: Program, data: Mapping[str, np.ndarray], n: int,
-                 settings: TrainSettings | None = None, start: Weights | None = None) -> None:
+                 settings: TrainSettings | None = None, start: Weights | None = None,
+                 test: tuple[Mapping[str, np.ndarray], int] | None = None) -> None:
         self.gcp_program = gcp_program
         self.data = data
         self.n = n
@@ -294,7 +299,30 @@ class GradientDescent:
                 "needs", gcp_program.file)])
         # the raw buffer: (N,) per example, or (1,) when no example changes the loss
         self._loss_mean = batch_mean(loss_values)
+        self._test = None if test is None else self._bind_test(*test)
         self.state = self._start(self.initial)
+
+    def _bind_test(self, data: Mapping[str, np.ndarray], n: int) -> Run:
+        """The forward pass (only what the loss needs) bound to the test data once."""
+        plan = Plan(self.gcp_program, targets=[self.loss_name])
+        run = plan.bind({**data, **self.initial}, n, means=[self.loss_name])
+        if run.values.get(self.loss_name) is None:
+            raise TenFlangError([Diagnostic(
+                f"the loss '{self.loss_name}' is null on the test data: it lacks a value the "
+                "loss needs", self.gcp_program.file)])
+        return run
+
+    def test_loss(self, weights: Weights | None = None) -> float | None:
+        """The mean loss over the test data at ``weights`` (default: the current ones);
+        None without test data."""
+        run = self._test
+        if run is None:
+            return None
+        for w, value in (weights if weights is not None else self.state.weights).items():
+            run.set(w, value)
+        run.run()
+        mean = run.mean(self.loss_name)
+        return None if mean is None else float(mean)
 
     @property
     def gcp(self) -> Program:
@@ -368,7 +396,7 @@ class GradientDescent:
         loss, grads = self.evaluate()
         norm = _norm(list(grads.values()))
         snapshot = {w: (v if isinstance(v, float) else v.copy()) for w, v in state.weights.items()}
-        record = Record(state.iterations, loss, norm, snapshot)
+        record = Record(state.iterations, loss, norm, snapshot, self.test_loss(snapshot))
         state.history.append(record)
         if norm <= s.tol:
             state.converged = state.done = True

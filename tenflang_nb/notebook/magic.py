@@ -54,6 +54,35 @@ def _settings(args: Any) -> TrainSettings:
     return TrainSettings(**given)
 
 
+def _training_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of a cell that trains: the data, the test data, the settings, and what
+    the training panel shows."""
+    for option in reversed([
+        argument("--train", metavar="DATA",
+                 help="train on DATA: a variable (dict of arrays, DataFrame, list of dicts, "
+                      "a tenflang_nb.datasets set) or a data file path; shows the training "
+                      "panel."),
+        argument("--test", metavar="DATA",
+                 help="test data (a variable or a file, as --train): its loss is drawn "
+                      "dashed beside the training loss, and its points on the boundary."),
+        _settings_options,
+        argument("--no-live", action="store_true",
+                 help="train to the end before showing the panel (deterministic; for nbval, "
+                      "scripts, static notebooks). Plain IPython never trains live."),
+        argument("--landscape", action="store_true",
+                 help="show the loss landscape with the path of descent beside the loss "
+                      "curve (the panel's landscape box ticked; NAME.landscape() draws it "
+                      "too)."),
+        argument("--boundary", action="store_true",
+                 help="show the decision boundary, the output over the input plane with the "
+                      "data's points, updated as it trains (the panel's boundary box ticked; "
+                      "NAME.boundary() draws it too). For a program whose input is one "
+                      "'input x [2]' or two scalar inputs, with a scalar output."),
+    ]):
+        func = option(func)
+    return func
+
+
 @magics_class
 class TenFlangMagics(Magics):
     """The ``%%tenflang`` and ``%%tenflang_check`` cell magics."""
@@ -73,16 +102,7 @@ class TenFlangMagics(Magics):
               help="the example the values and step views run on: a record such as "
                    "\"{x: 1.5, y: 0.2}\" (quoted), a variable holding a dict, or an index "
                    "into the --train data (default: its first example).")
-    @argument("--train", metavar="DATA",
-              help="train on DATA: a variable (dict of arrays, DataFrame, list of dicts) or "
-                   "a data file path; shows the training panel.")
-    @_settings_options
-    @argument("--no-live", action="store_true",
-              help="train to the end before showing the panel (deterministic; for nbval, "
-                   "scripts, static notebooks). Plain IPython never trains live.")
-    @argument("--landscape", action="store_true",
-              help="show the loss landscape with the path of descent beside the loss curve "
-                   "(the panel's landscape box ticked; NAME.landscape() draws it too).")
+    @_training_options
     @cell_magic
     def tenflang(self, line: str, cell: str) -> None:
         """Check a TenFlang shape program, bind it to NAME and show its views.
@@ -106,7 +126,9 @@ class TenFlangMagics(Magics):
         name = args.name
         if name is not None and not _bindable(name):
             raise UsageError(f"{name!r} is not a valid Python name to bind the model to")
-        data = self._training_data(args.train) if args.train else None
+        data = self._training_data(args.train, "--train") if args.train else None
+        if args.test:
+            self._training_data(args.test, "--test")  # a usage error before anything runs
         example = self._example(args.example) if args.example is not None else None
 
         try:
@@ -220,27 +242,31 @@ class TenFlangMagics(Magics):
                              "to check: add 'declare loss L' and define it")
         return model
 
-    def _training_data(self, spec: str) -> Any:
+    def _training_data(self, spec: str, option: str = "--train") -> Any:
         ns = self.shell.user_ns
         if spec in ns:
             return ns[spec]
         path = os.path.expanduser(spec)
         if os.path.exists(path):
             return path
-        raise UsageError(f"--train {spec}: no variable named {spec!r} and no file at that path")
+        raise UsageError(f"{option} {spec}: no variable named {spec!r} and no file at that "
+                         "path")
 
     def _train(self, model: TenFlangModel, data: Any, args: Any) -> bool:
         """Build and show the training panel; True when there are trained weights to show."""
         live = not args.no_live and kernel_loop_running(self.shell)
+        test = self._training_data(args.test, "--test") if args.test else None
         try:
             table = as_examples(data)
-            panel = model.training_panel(table, live=live, landscape=args.landscape)
+            held_out = None if test is None else as_examples(test)
+            panel = model.training_panel(table, live=live, landscape=args.landscape,
+                                         test=held_out, boundary=args.boundary)
         except TenFlangError as err:
             display(error_view(err, model.source, title="Cannot train on this data."))
             return False
         except ImportError:  # no widgets: train blocking, show the result as a table
             try:
-                model.train(table)
+                model.train(table, test=held_out)
             except TenFlangError as err:
                 display(error_view(err, model.source, title="Training failed."))
                 return False

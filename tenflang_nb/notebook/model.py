@@ -30,6 +30,8 @@ import numpy as np
 from ..core import api
 from ..core.backprop import Gcp
 from ..core.bindings import as_examples, check_names, training_columns
+from ..core.boundary import RESOLUTION as BOUNDARY_RESOLUTION
+from ..core.boundary import Boundary, BoundaryEvaluator, plane_inputs
 from ..core.cost import compare_modes
 from ..core.datafiles import DataTable, from_records
 from ..core.errors import TenFlangError
@@ -72,8 +74,11 @@ class TenFlangModel:
     (``DataFlowGraph``), ``compiled`` (the pruned ``Gcp``; None without a loss), ``settings``
     (the ``TrainSettings`` training starts from), ``weights`` (name -> value), ``history``
     (training ``Record`` list), ``result`` (last ``TrainResult``), ``data`` (the last
-    training data), ``panel`` (last training panel), ``costs`` (the last :meth:`cost`).
+    training data), ``panel`` (last training panel), ``costs`` (the last :meth:`cost`),
+    ``test_data`` (the test data of the last training run, if it had any).
     """
+
+    test_data: DataTable | None = None
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
                  **options: Any) -> None:
@@ -155,35 +160,44 @@ class TenFlangModel:
 
     # ------------------------------------------------------------------ training
 
-    def trainer(self, data: Any, settings: TrainSettings | None = None, **options: Any
-                ) -> GradientDescent:
+    def trainer(self, data: Any, settings: TrainSettings | None = None, *, test: Any = None,
+                **options: Any) -> GradientDescent:
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
-        with this model's ``settings`` changed by ``settings`` / ``options``."""
+        with this model's ``settings`` changed by ``settings`` / ``options``; ``test``: test
+        data, whose loss each record of the history also holds (``record.test_loss``)."""
         chosen = TrainSettings.of(settings or self.settings, **options)
-        return api.trainer(self.gcp_program, as_examples(data, self.program), chosen)
+        held_out = None if test is None else as_examples(test, self.program)
+        return api.trainer(self.gcp_program, as_examples(data, self.program), chosen,
+                           test=held_out)
 
-    def train(self, data: Any, settings: TrainSettings | None = None, **options: Any
-              ) -> TrainResult:
+    def train(self, data: Any, settings: TrainSettings | None = None, *, test: Any = None,
+              **options: Any) -> TrainResult:
         """Gradient descent to the end (blocking); keeps the weights and the history.
+        ``test``: test data, its loss computed at every step (``record.test_loss``).
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE).train({"x": [1.0], "y": [0.7]}, max_iter=3).iterations
         3
         """
         table = as_examples(data, self.program)
-        t = self.trainer(table, settings, **options)
+        held_out = None if test is None else as_examples(test, self.program)
+        t = self.trainer(table, settings, test=held_out, **options)
         with np.errstate(all="ignore"):
             t.run()
         self.adopt(t, table)
+        self.test_data = held_out
         assert self.result is not None
         return self.result
 
     def training_panel(self, data: Any, settings: TrainSettings | None = None, *,
-                       live: bool = True, landscape: bool = False, **options: Any
-                       ) -> TrainingPanel:
+                       live: bool = True, landscape: bool = False, test: Any = None,
+                       boundary: bool = False, **options: Any) -> TrainingPanel:
         """A training panel (sliders, Train/Stop/Reset, live loss curve) on ``data``;
         ``landscape=True`` ticks its box: the loss landscape with the path of descent beside
-        the curve (as :meth:`landscape` draws it by default).
+        the curve (as :meth:`landscape` draws it by default). ``test``: test data, its loss
+        a dashed curve beside the training loss. A model with a two-component input and a
+        scalar output gets a **boundary** box (``boundary=True`` ticks it): the output over
+        the input plane with the training and test points, as :meth:`boundary` draws it.
 
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
         (live) or call ``.run_sync()`` first for one deterministic run.
@@ -191,12 +205,20 @@ class TenFlangModel:
         from .panel.widget import TrainingPanel  # widgets and matplotlib only when training
 
         table = as_examples(data, self.program)
+        held_out = None if test is None else as_examples(test, self.program)
         chosen = TrainSettings.of(settings or self.settings, **options)
         # built now so bad data raises here, where the caller can show it, not in the panel
-        first = self.trainer(table, chosen)
-        self.panel = TrainingPanel(lambda s: self.trainer(table, s), chosen, trainer=first,
-                                   live=live, landscape=landscape,
-                                   on_finish=lambda t: self.adopt(t, table))
+        first = self.trainer(table, chosen, test=held_out)
+        plane = self.boundary_evaluator(table, test=held_out, resolution=50) if (
+            boundary or self._has_plane()) else None
+
+        def finished(trainer: GradientDescent) -> None:
+            self.adopt(trainer, table)
+            self.test_data = held_out
+
+        self.panel = TrainingPanel(
+            lambda s: self.trainer(table, s, test=held_out), chosen, trainer=first, live=live,
+            landscape=landscape, boundary=plane, show_boundary=boundary, on_finish=finished)
         return self.panel
 
     def adopt(self, trainer: GradientDescent, table: DataTable) -> None:
@@ -481,6 +503,73 @@ class TenFlangModel:
         land = self.landscape_data(along, through=through, seed=seed, resolution=resolution,
                                    limits=limits, data=data, paths=paths)
         return landscape_figure(land, title=title, log=log)
+
+    # ------------------------------------------------------------------ decision boundary
+
+    def _has_plane(self) -> bool:
+        try:
+            plane_inputs(self.program)
+        except TenFlangError:
+            return False
+        return True
+
+    def boundary_evaluator(self, data: Any = None, *, test: Any = None,
+                           output: str | None = None, resolution: int | None = None,
+                           limits: Any = None) -> BoundaryEvaluator:
+        """The output over the input plane at any weights (``.at(weights)``), for a model
+        whose input is one ``input x [2]`` or two scalar inputs; see :meth:`boundary`."""
+        table = self.data if data is None else as_examples(data, self.program)
+        if table is None:
+            raise TenFlangError.at(
+                f"'{self.name}' has no training data yet: train it first, or give data=...",
+                file=self.program.file)
+        held_out = self.test_data if test is None and data is None else (
+            None if test is None else as_examples(test, self.program))
+        return BoundaryEvaluator(self.program, plane_inputs(self.program, output), table,
+                                 held_out, resolution=resolution or BOUNDARY_RESOLUTION,
+                                 limits=limits)
+
+    def boundary_data(self, data: Any = None, *, test: Any = None, output: str | None = None,
+                      resolution: int | None = None, limits: Any = None) -> Boundary:
+        """The numbers :meth:`boundary` draws: the grid (``.xs``, ``.ys``), the output on it
+        (``.output``), the points (``.train``, ``.test``: ``.xy``, ``.labels``,
+        ``.output``), ``.classes``, ``.level`` and the accuracies.
+
+        >>> from tenflang_nb import datasets
+        >>> net = TenFlangModel("declare input x [2]\\ndeclare exp_output y\\n"
+        ...     "declare weight w [2]\\ndeclare output o\\ndeclare intvar z\\n"
+        ...     "declare intvar e\\ndeclare loss L\\ndefine z = matmul x w\\n"
+        ...     "define o = logistic z\\ndefine e = sub o y\\ndefine L = mul e e\\n")
+        >>> train, test = datasets.blobs(100, test=0.2)
+        >>> _ = net.train(train, test=test, lr=2, max_iter=100)
+        >>> b = net.boundary_data(resolution=20)
+        >>> b.output.shape, b.level, b.train_accuracy > 0.9, len(b.test.xy)
+        ((20, 20), 0.5, True, 20)
+        """
+        return self.boundary_evaluator(data, test=test, output=output, resolution=resolution,
+                                       limits=limits).at(self.weights)
+
+    def boundary(self, data: Any = None, *, test: Any = None, output: str | None = None,
+                 resolution: int | None = None, limits: Any = None, title: str | None = None
+                 ) -> Figure:
+        """The decision boundary, as TensorFlow Playground draws it: the model's scalar
+        output over the plane of its two input components (a heatmap, with a black line
+        where it crosses midway between the two classes), the training points (circles) and
+        the test points (triangles) coloured by class, as a matplotlib figure (a PNG).
+
+        For a model whose input is one ``input x [2]`` or two scalar inputs. ``data``:
+        the points (default: the last training data, and its test data), any data with the
+        input column(s) (a file, a ``datasets`` set, a dict of columns); ``test``: test
+        points; ``output``: which output, when there are several; ``resolution`` grid
+        points per axis (default 60); ``limits`` ((x_low, x_high), (y_low, y_high)), by
+        default the points' extent with a margin. ``.boundary`` on the figure holds the
+        numbers (:meth:`boundary_data`).
+        """
+        from .figures.boundary import boundary_figure  # matplotlib only when drawing
+
+        return boundary_figure(self.boundary_data(data, test=test, output=output,
+                                                  resolution=resolution, limits=limits),
+                               title=title)
 
     # ------------------------------------------------------------------ display
 

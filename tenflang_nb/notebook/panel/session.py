@@ -146,8 +146,10 @@ class TrainingSession:
             parts.append(f"iteration {t.iterations}/{self.settings.max_iter}")
             if t.history:
                 last = t.history[-1]
-                parts += [f"loss {fmt_number(last.loss, 3, notation='short')}",
-                          f"|grad| {fmt_number(last.grad_norm, 3, notation='short')}"]
+                parts.append(f"loss {fmt_number(last.loss, 3, notation='short')}")
+                if last.test_loss is not None:
+                    parts.append(f"test loss {fmt_number(last.test_loss, 3, notation='short')}")
+                parts.append(f"|grad| {fmt_number(last.grad_norm, 3, notation='short')}")
         parts.append(self._state_words())
         return " · ".join(parts)
 
