@@ -22,7 +22,7 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # __init__, all at the package's place.
 FLOW = [
     "errors", "perf", "formatting", "ops", "lexical", "textio", "macros", "syntax", "preprocess",
-    "program", "graph", "examples", "backprop", "forward", "describe_ops", "plan",
+    "program", "graph", "examples", "backprop", "forward", "describe_ops", "edited", "plan",
     "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",

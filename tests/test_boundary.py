@@ -183,8 +183,8 @@ def test_the_figure_draws_its_data() -> None:
     assert np.array_equal(b.output, net.boundary_data(resolution=30).output)
     ax = fig.axes[0]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("x[0]", "x[1]")
-    assert fig.title.get_text() == (f"output o · accuracy: training {b.train_accuracy:.0%}, "
-                                    f"test {b.test_accuracy:.0%}")
+    assert fig.title.get_text() == (f"output o · accuracy: training ● {b.train_accuracy:.0%}, "
+                                    f"test ▲ {b.test_accuracy:.0%}")
     assert np.array_equal(fig.image.get_array(), b.output)
     assert np.array_equal(fig.train_points.get_offsets(), b.train.xy)
     assert np.array_equal(fig.test_points.get_offsets(), b.test.xy)
@@ -205,7 +205,6 @@ def test_without_test_data_no_test_points_and_a_shorter_title() -> None:
     fig = net.boundary(resolution=10)
     assert fig.test_points is None and fig.boundary.test is None
     assert fig.title.get_text().startswith("output o · training accuracy ")
-    assert fig.axes[0].get_legend() is None
 
 
 def test_the_live_boundary_redraws_only_what_changes() -> None:

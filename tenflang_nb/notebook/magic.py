@@ -1,5 +1,6 @@
 """``%%tenflang NAME [options]``: check a shape program, bind it to NAME, show its views;
-``%%tenflang_check NAME [RESULT]``: check a backward pass written by hand for model NAME.
+``%%tenflang_check NAME [RESULT]``: check a backward pass written by hand for model NAME;
+``%%tenflang_gcp NAME [VARIANT]``: train model NAME with its GCP edited by hand.
 
 >>> from IPython.core.interactiveshell import InteractiveShell
 >>> ip = InteractiveShell.instance(); load(ip)
@@ -24,12 +25,14 @@ from IPython.display import display
 
 from ..core.backprop_check import BackpropCheck
 from ..core.datafiles import parse_data
+from ..core.edited import EditedGcp
 from ..core.errors import TenFlangError
 from ..core.settings import SETTINGS, TrainSettings
 from .loop import kernel_loop_running
 from .model import CheckReport, TenFlangModel, as_examples
 from .views import VIEWS, default_views, describe_views, parse_views
 from .views.diagnostics import error_view, warnings_view
+from .views.edited import edit_summary
 from .views.listing import source_lines
 
 __all__ = ["TenFlangMagics", "load", "unload"]
@@ -48,10 +51,13 @@ def _settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _given_settings(args: Any) -> dict[str, Any]:
+    return {name: setting.parse(value) for name, setting in SETTINGS.items()
+            if (value := getattr(args, name)) is not None}
+
+
 def _settings(args: Any) -> TrainSettings:
-    given = {name: setting.parse(value) for name, setting in SETTINGS.items()
-             if (value := getattr(args, name)) is not None}
-    return TrainSettings(**given)
+    return TrainSettings(**_given_settings(args))
 
 
 def _training_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -279,6 +285,66 @@ class TenFlangMagics(Magics):
         panel.run_sync()  # before display: the saved output is the final state, once
         display(panel)
         return model.result is not None
+
+    @no_var_expand
+    @magic_arguments(name="%tenflang_gcp")
+    @argument("model", help="the model (a %%%%tenflang NAME cell) whose GCP the cell holds, "
+                            "edited.")
+    @argument("variant", nargs="?", default=None,
+              help="Python name to bind the model that trains with the edited GCP to "
+                   "(default: MODEL_edited).")
+    @argument("--example", metavar="EXAMPLE",
+              help="the example(s) the gradient check runs on: a record such as "
+                   "\"{x: 1.5, y: 0.2}\" (quoted), a variable holding data, or an index into "
+                   "the --train data (default: the whole --train data, as training uses).")
+    @_training_options
+    @cell_magic
+    def tenflang_gcp(self, line: str, cell: str) -> None:
+        """Train MODEL with the GCP in the cell: MODEL's GCP (MODEL.gcp), edited by hand.
+
+        Delete a fan-out term, flip a sign, and see what the wrong gradient does. The cell
+        is parsed like a program (errors show the line, with a caret; nothing is bound) and
+        must keep the GCP's interface: its inputs, its loss and an output d/L/d/w for every
+        weight. The edited model is bound to VARIANT; the gradient check (on --example, or
+        on the --train data) names every weight whose gradient the edit broke, against
+        finite differences of MODEL's loss; with --train the training panel draws the
+        edited GCP's loss beside the true GCP's, both from the same start with the same
+        settings. Then VARIANT.landscape(paths={...}) shows where each run went.
+
+        Example::
+
+            %%tenflang_gcp fan broken --train data --lr 0.5 --no-live
+            ... the GCP of fan, with one line changed ...
+        """
+        args = parse_argstring(self.tenflang_gcp, line)
+        model = self._model(args.model)
+        name = args.variant or f"{args.model}_edited"
+        if not _bindable(name):
+            raise UsageError(f"{name!r} is not a valid Python name to bind the edited model to")
+        given = _given_settings(args)
+        data = self._training_data(args.train, "--train") if args.train else None
+        if args.test:
+            self._training_data(args.test, "--test")
+        example = self._example(args.example) if args.example is not None else None
+        try:
+            variant = model.with_gcp(cell, name)
+            variant.settings = model.settings.replace(**given)
+        except TenFlangError as err:
+            display(error_view(err, cell, title="The edited GCP has errors: nothing was bound."))
+            return
+        self.shell.user_ns[name] = variant
+        assert isinstance(variant.compiled, EditedGcp)
+        display(edit_summary(name, model.name, variant.compiled))
+        if example is None and data is None:
+            return
+        try:
+            if data is not None:  # what an index into the training data refers to
+                variant.data = as_examples(data)
+            display(variant.gradcheck(example if example is not None else variant.data))
+        except TenFlangError as err:
+            display(error_view(err, model.source, title="Cannot check the gradients."))
+        if data is not None:
+            self._train(variant, data, args)
 
 
 def _bindable(name: str) -> bool:

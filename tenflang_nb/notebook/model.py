@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ from ..core.boundary import RESOLUTION as BOUNDARY_RESOLUTION
 from ..core.boundary import Boundary, BoundaryEvaluator, plane_inputs
 from ..core.cost import compare_modes
 from ..core.datafiles import DataTable, from_records
+from ..core.edited import EditedGcp, edit_gcp
 from ..core.errors import TenFlangError
 from ..core.forward import ForwardProgram
 from ..core.gradcheck import check_gradients
@@ -197,7 +199,9 @@ class TenFlangModel:
         the curve (as :meth:`landscape` draws it by default). ``test``: test data, its loss
         a dashed curve beside the training loss. A model with a two-component input and a
         scalar output gets a **boundary** box (``boundary=True`` ticks it): the output over
-        the input plane with the training and test points, as :meth:`boundary` draws it.
+        the input plane with the training and test points, as :meth:`boundary` draws it. A
+        model made by :meth:`with_gcp` also trains the true GCP, from the same start with the
+        same settings, and draws its loss as a second curve.
 
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
         (live) or call ``.run_sync()`` first for one deterministic run.
@@ -211,6 +215,9 @@ class TenFlangModel:
         first = self.trainer(table, chosen, test=held_out)
         plane = self.boundary_evaluator(table, test=held_out, resolution=50) if (
             boundary or self._has_plane()) else None
+        original = self.compiled.original if isinstance(self.compiled, EditedGcp) else None
+        reference = None if original is None else api.trainer(
+            original.program(), table, chosen, start=first.initial, test=held_out)
 
         def finished(trainer: GradientDescent) -> None:
             self.adopt(trainer, table)
@@ -218,7 +225,9 @@ class TenFlangModel:
 
         self.panel = TrainingPanel(
             lambda s: self.trainer(table, s, test=held_out), chosen, trainer=first, live=live,
-            landscape=landscape, boundary=plane, show_boundary=boundary, on_finish=finished)
+            landscape=landscape, boundary=plane, show_boundary=boundary, reference=reference,
+            label="edited GCP" if reference else None, reference_label="true GCP",
+            on_finish=finished)
         return self.panel
 
     def adopt(self, trainer: GradientDescent, table: DataTable) -> None:
@@ -570,6 +579,45 @@ class TenFlangModel:
         return boundary_figure(self.boundary_data(data, test=test, output=output,
                                                   resolution=resolution, limits=limits),
                                title=title)
+
+    # ------------------------------------------------------------------ an edited GCP
+
+    def with_gcp(self, text: str, name: str | None = None) -> TenFlangModel:
+        """A variant of this model that trains with ``text``, this model's GCP edited by hand
+        (a fan-out term deleted, a sign flipped...): its ``gcp`` is the edited one, and
+        ``train``, ``training_panel``, ``gradcheck`` and ``trace`` use it.
+
+        The text is parsed like any program (errors name ``NAME (edited GCP)`` and the line)
+        and must keep the GCP's interface: its inputs, the loss, an output ``d/L/d/w`` for
+        every weight. ``gradcheck`` then names the weights whose gradient the edit broke
+        (against finite differences of the unedited shape program's loss); the training
+        panel draws the true GCP's run beside the edited one; ``landscape(paths=...)`` shows
+        where the wrong gradient walks. ``name``: the variant's (default ``NAME_edited``).
+
+        >>> sq = TenFlangModel("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n",
+        ...                    "sq")
+        >>> broken = sq.with_gcp(sq.gcp.replace("add w w", "w"))
+        >>> broken.gcp.splitlines()[10], broken.compiled.changed
+        ('define d/L/d/w = w', (11,))
+        >>> broken.weights["w"] = 1.0
+        >>> check = broken.gradcheck({})
+        >>> check.ok, check.wrong, round(check[0]["gcp"], 3), round(check[0]["numeric"], 3)
+        (False, ['w'], 1.0, 2.0)
+        """
+        compiled = self._need_gcp()
+        if isinstance(compiled, EditedGcp) and compiled.original is not None:
+            compiled = compiled.original  # an edit of an edit: still against the true GCP
+        edited = edit_gcp(compiled, text, f"{self.name} (edited GCP)")
+        variant = copy.copy(self)
+        variant.__dict__.pop("gcp_program", None)  # the edited GCP's, when first asked for
+        variant.name = name or f"{self.name}_edited"
+        variant.compiled = edited
+        variant.weights = initial_weights(
+            {w: self.program.shapes[w] for w in self.program.names("weight")},
+            self.settings.init, self.settings.seed)
+        variant.history, variant.result, variant.data, variant.test_data = [], None, None, None
+        variant.panel, variant.costs = None, None
+        return variant
 
     # ------------------------------------------------------------------ display
 

@@ -29,7 +29,6 @@ from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
-from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 from ...core.boundary import Boundary, BoundaryEvaluator
@@ -77,7 +76,9 @@ class BoundaryFigure(Figure):
 
 
 def describe_boundary(b: Boundary) -> str:
-    """The figure's title: what is drawn, and the accuracy where there are two classes.
+    """The figure's title: what is drawn, and the accuracy where there are two classes (with
+    the markers of the training and the test points: the title is the legend, which no
+    corner of the plane would keep clear of points).
 
     >>> import numpy as np
     >>> from tenflang_nb.core.boundary import Boundary, PlaneInputs, Points
@@ -85,7 +86,7 @@ def describe_boundary(b: Boundary) -> str:
     >>> z = np.zeros((2, 2))
     >>> describe_boundary(Boundary(PlaneInputs(("a", "b"), "o", "y"), z[0], z[0], z, pts, pts,
     ...                   (0.0, 1.0)))
-    'output o · accuracy: training 75%, test 75%'
+    'output o · accuracy: training ● 75%, test ▲ 75%'
     """
     title = f"output {b.plane.output}"
     train, test = b.train_accuracy, b.test_accuracy
@@ -93,7 +94,7 @@ def describe_boundary(b: Boundary) -> str:
         return title
     if test is None:
         return f"{title} · training accuracy {train:.0%}"
-    return f"{title} · accuracy: training {train:.0%}, test {test:.0%}"
+    return f"{title} · accuracy: training ● {train:.0%}, test ▲ {test:.0%}"
 
 
 def _crossing(b: Boundary) -> list[np.ndarray]:
@@ -148,10 +149,6 @@ def boundary_figure(b: Boundary, *, title: str | None = None, width: float = 5.0
     fig.test_points = None
     if b.test is not None:
         fig.test_points = scatter(b.test, "^", "black", "test")
-        handles = [Line2D([], [], marker=m, linestyle="", color="0.6", markeredgecolor=e,
-                          label=label)
-                   for m, e, label in (("o", "white", "training"), ("^", "black", "test"))]
-        ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.8)
     ax.set_xlim(extent[0], extent[1])
     ax.set_ylim(extent[2], extent[3])
     ax.set_xlabel(b.axes[0])

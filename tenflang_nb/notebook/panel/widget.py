@@ -2,12 +2,12 @@
 you can watch, stop, tune and reset in a notebook).
 
 Learning-rate and tolerance sliders, a max-iterations box (``controls``), Train / Stop / Reset
-buttons, a status line, a weights readout, a loss curve (with the test loss, when given) and,
-when their boxes are ticked, the loss landscape with the path of descent (``figures.live``)
-and the decision boundary (``figures.boundary``). The session does the training (and says
-what happens when, see ``session``); this module wires the controls to it, redraws the
-pictures (at most every :data:`REDRAW_SECONDS` while it runs) and keeps a static picture for
-a saved notebook, which holds no widgets.
+buttons, a status line, a weights readout, a loss curve (with the test loss, and a reference
+run's curve beside it, when given) and, when their boxes are ticked, the loss landscape with
+the path of descent (``figures.live``) and the decision boundary (``figures.boundary``). The
+session does the training (and says what happens when, see ``session``); this module wires
+the controls to it, redraws the pictures (at most every :data:`REDRAW_SECONDS` while it runs)
+and keeps a static picture for a saved notebook, which holds no widgets.
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ class TrainingPanel:
     """Train a GCP by gradient descent from a widget panel: the controls of a
     :class:`TrainingSession` (``session``: see it for what Train, Stop and Reset do).
 
-    ``make_trainer``, ``settings``, ``trainer``, ``live`` and ``on_finish`` are the session's;
-    the controls change the settings' learning rate, tolerance and max iterations.
-    ``boundary`` (the model's output over its input plane) adds a **boundary** box, ticked by
-    ``show_boundary``. Display
+    ``make_trainer``, ``settings``, ``trainer``, ``live``, ``on_finish`` and ``reference`` are
+    the session's; the controls change the settings' learning rate, tolerance and max
+    iterations. ``boundary`` (the model's output over its input plane) adds a **boundary**
+    box, ticked by ``show_boundary``; ``label`` and ``reference_label`` name the runs on the
+    loss curve. Display
     the panel (it shows :attr:`widget`, with a static HTML picture for frontends without
     widgets). For a saved notebook to hold one stable output (nbval), call :meth:`run_sync`
     *before* displaying.
@@ -81,9 +82,11 @@ class TrainingPanel:
                  trainer: GradientDescent | None = None,
                  on_finish: Callable[[GradientDescent], None] | None = None,
                  log_scale: bool = True, landscape: bool = False,
-                 boundary: BoundaryEvaluator | None = None, show_boundary: bool = False
-                 ) -> None:
+                 boundary: BoundaryEvaluator | None = None, show_boundary: bool = False,
+                 reference: GradientDescent | None = None, label: str | None = None,
+                 reference_label: str = "reference") -> None:
         self._base = settings or TrainSettings()
+        self.label, self.reference_label = label, reference_label
         self.redraws = 0  # how many times the pictures were drawn (tests check the throttle)
         self.displays: list[Any] = []  # IPython display handles showing this panel
         self.live_landscape = LiveLandscape()
@@ -147,7 +150,7 @@ class TrainingPanel:
                          layout=widgets.Layout(flex_flow="row wrap")),
         ])
         self.session = TrainingSession(make_trainer, self.settings, live=live, trainer=trainer,
-                                       on_finish=on_finish, display=self)
+                                       on_finish=on_finish, display=self, reference=reference)
         self.session.note = "; ".join(notes)
         self.update(redraw=True)
 
@@ -226,9 +229,12 @@ class TrainingPanel:
     def redraw(self) -> None:
         """Draw the loss curve, and the landscape and the boundary when they are shown."""
         started = time.perf_counter()
+        ref = self.session.reference
         try:
-            self._png = loss_curve_png(self.session.history, log_scale=self.log_scale.value,
-                                       on=self.live_curve)
+            self._png = loss_curve_png(
+                self.session.history, log_scale=self.log_scale.value, label=self.label,
+                reference=ref.history if ref is not None else None,
+                reference_label=self.reference_label, on=self.live_curve)
         except Exception as err:
             # The curve is an illustration: a plotting failure must not end or wedge the run.
             logger.debug("loss curve failed", exc_info=err)
