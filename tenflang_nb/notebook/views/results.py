@@ -61,9 +61,8 @@ def gradcheck_html(rows: Rows, eps: float, rtol: float, skipped: int) -> str:
     shown = _gradcheck_rows(rows)
     classes = {i: "tf-fail" for i, r in enumerate(rows) if not r["ok"]}
     wrong = disagreeing(rows)
-    verdict = ('<span class="tf-ok" style="color:#15803d">all gradients agree</span>'
-               if not wrong else '<span class="tf-fail" style="color:#b91c1c">the gradient of '
-               f'{esc(fmt_list(wrong))} disagrees</span>')
+    verdict = ('<span class="tf-ok">all gradients agree</span>' if not wrong else
+               f'<span class="tf-fail">the gradient of {esc(fmt_list(wrong))} disagrees</span>')
     note = (f"GCP gradient vs central differences (eps {fmt_number(eps)}); ok when the "
             f"relative error is at most {fmt_number(rtol)}. ")
     if skipped:
