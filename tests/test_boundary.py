@@ -393,3 +393,35 @@ def test_a_failing_boundary_is_a_note_not_a_failed_run(monkeypatch: pytest.Monke
     assert "could not draw the decision boundary: ValueError: no boundary today" in \
         panel.message_html.value
     assert panel.boundary_plot.value == b""
+
+
+# ------------------------------------------------------------------------------ the live curve
+
+def test_the_live_curve_redraws_only_its_curves_while_they_fit() -> None:
+    from tenflang_nb.core.train import Record
+    from tenflang_nb.notebook.figures.curve import LiveCurve, loss_curve_png
+
+    run = [Record(i, 1.0 / (i + 1), 1.0) for i in range(400)]
+    live = LiveCurve()
+    first = live.png(run[:100], live=True)
+    assert (live.frames, live.blits) == (1, 0)
+    pictures = [live.png(run[:n], live=True) for n in (120, 150, 190)]
+    assert (live.frames, live.blits) == (1, 3)  # the frame has room up to iteration 198
+    assert len({first, *pictures}) == 4
+    assert live.png(run[:190], live=True) == pictures[-1]  # the same curves, the same picture
+    live.png(run[:250], live=True)  # past the frame's end: a new frame
+    assert live.frames == 2
+    # a loss that falls by more than the decade of room below it: a new frame
+    falling = [Record(i, 10.0 ** -i, 1.0) for i in range(6)]
+    live.png(falling[:2], live=True)
+    frames = live.frames
+    live.png(falling[:3], live=True)
+    assert live.frames == frames and live.png(falling, live=True) and live.frames == frames + 1
+    # a new curve (a test loss): a new frame
+    with_test = [Record(i, 1.0 / (i + 1), 1.0, test_loss=2.0 / (i + 1)) for i in range(50)]
+    frames = live.frames
+    live.png(with_test, live=True)
+    assert live.frames == frames + 1
+    # a run that has ended is drawn anew, fitted, as loss_curve_png draws it
+    assert live.png(run, live=False) == loss_curve_png(run)
+    assert live.png(run[:300], live=True) != loss_curve_png(run[:300])  # room to grow

@@ -8,6 +8,7 @@ b'\\x89PNG'
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,8 @@ def _log_limits(y: np.ndarray) -> tuple[float, float]:
 def loss_curve_png(history: Sequence[Record], *, log_scale: bool = True, width: float = 5.0,
                    height: float = 3.0, dpi: int = 100, label: str | None = None,
                    reference: Sequence[Record] | None = None,
-                   reference_label: str = "reference", on: LiveCurve | None = None) -> bytes:
+                   reference_label: str = "reference", on: LiveCurve | None = None,
+                   live: bool = False) -> bytes:
     """The mean loss per iteration as a PNG image (an empty, labelled frame before training).
 
     A log scale is used only when every loss is positive (a loss may be any real number); the
@@ -59,7 +61,7 @@ def loss_curve_png(history: Sequence[Record], *, log_scale: bool = True, width: 
     one) adds a second run in another colour; ``label`` and ``reference_label`` name the
     runs in the legend (there is one when there is more than one curve). ``on``: a
     :class:`LiveCurve` to draw on (the panel's), instead of a new figure (then ``width``,
-    ``height`` and ``dpi`` are its own).
+    ``height`` and ``dpi`` are its own); ``live``: the run goes on (see :class:`LiveCurve`).
 
     >>> from tenflang_nb.core.train import Record
     >>> png = loss_curve_png([Record(0, 1.0, 2.0), Record(1, 0.5, 1.0)])
@@ -70,7 +72,7 @@ def loss_curve_png(history: Sequence[Record], *, log_scale: bool = True, width: 
     if on is None:
         on = LiveCurve(width=width, height=height, dpi=dpi)
     return on.png(history, log_scale=log_scale, label=label, reference=reference,
-                  reference_label=reference_label)
+                  reference_label=reference_label, live=live)
 
 
 def loss_curve_figure(history: Sequence[Record], *, log_scale: bool = True, width: float = 5.0,
@@ -86,44 +88,111 @@ def loss_curve_figure(history: Sequence[Record], *, log_scale: bool = True, widt
     """
     fig, ax = _new_figure(width, height, dpi)
     with np.errstate(over="ignore", invalid="ignore"):
-        _draw(ax, history, log_scale, label, reference, reference_label)
+        _draw(ax, _runs(history, label, reference, reference_label), log_scale)
     return fig
 
 
 class LiveCurve:
     """A loss curve redrawn again and again on one figure (the training panel's): its axes
-    and their ticks are made once, which is most of what a new figure costs; each
-    :meth:`png` replaces the curves, the scale and the limits.
+    and their ticks are made once, which is most of what a new figure costs. While a run
+    goes on (``live=True``), the axes leave the curves room to grow and stay as they are
+    while the curves fit: the frame is kept as pixels and only the curves are drawn again
+    (matplotlib's blitting, as for the landscape). When they leave it, and for a run that has
+    ended, everything is drawn anew, fitted to the curves as :func:`loss_curve_png` draws
+    them.
 
     >>> from tenflang_nb.core.train import Record
     >>> live = LiveCurve()
-    >>> live.png([Record(0, 1.0, 2.0)])[:4], live.png([Record(0, 1.0, 2.0)])[:4]
-    (b'\\x89PNG', b'\\x89PNG')
+    >>> run = [Record(i, 1.0 / (i + 1), 1.0) for i in range(50)]
+    >>> first = live.png(run[:40], live=True); again = live.png(run[:41], live=True)
+    >>> live.frames, live.blits, first != again
+    (1, 1, True)
+    >>> live.png(run, live=False) == loss_curve_png(run)
+    True
     """
 
     def __init__(self, *, width: float = 5.0, height: float = 3.0, dpi: int = 100) -> None:
         self.figure, self.axes = _new_figure(width, height, dpi)
+        self._frame: _Frame | None = None  # the frame kept as pixels while a run goes on
+        self._background: Any = None
+        self.frames = 0  # whole figures drawn
+        self.blits = 0  # curves drawn again on a kept frame
 
     def png(self, history: Sequence[Record], *, log_scale: bool = True,
             label: str | None = None, reference: Sequence[Record] | None = None,
-            reference_label: str = "reference") -> bytes:
+            reference_label: str = "reference", live: bool = False) -> bytes:
         """The curves of ``history`` (and ``reference``) as PNG bytes (see
-        :func:`loss_curve_png`)."""
+        :func:`loss_curve_png`); ``live``: the run goes on (see the class docstring)."""
+        runs = _runs(history, label, reference, reference_label)
         ax = self.axes
-        for artist in [*ax.lines, *ax.texts]:
-            artist.remove()
-        legend = ax.get_legend()
-        if legend is not None:
-            legend.remove()
+        canvas = self.figure.canvas
         # Axis arithmetic on huge losses may overflow; numpy would print a RuntimeWarning
         # into the notebook for what is only a drawing detail.
         with np.errstate(over="ignore", invalid="ignore"):
-            _draw(ax, history, log_scale, label, reference, reference_label)
-            self.figure.canvas.draw()
+            frame = self._frame
+            if live and frame is not None and frame.holds(runs, log_scale):
+                for (x, y, *_), (line, end) in zip(runs, frame.lines, strict=True):
+                    line.set_data(x, y)
+                    end.set_data(x[-1:], y[-1:])
+                canvas.restore_region(self._background)
+                for artists in frame.lines:
+                    for artist in artists:
+                        self.figure.draw_artist(artist)
+                self.blits += 1
+                return drawn_png(self.figure)
+            for artist in [*ax.lines, *ax.texts]:
+                artist.remove()
+            legend = ax.get_legend()
+            if legend is not None:
+                legend.remove()
+            self._frame = frame = _draw(ax, runs, log_scale, room=live)
+            self.frames += 1
+            if not live or not frame.lines:
+                self._frame = None
+                canvas.draw()
+                return drawn_png(self.figure)
+            for artists in frame.lines:
+                for artist in artists:
+                    artist.set_animated(True)  # left out of canvas.draw(): drawn on top below
+            canvas.draw()
+            self._background = canvas.copy_from_bbox(self.figure.bbox)
+            for artists in frame.lines:
+                for artist in artists:
+                    self.figure.draw_artist(artist)
         return drawn_png(self.figure)
 
 
 Series = tuple[np.ndarray, np.ndarray, str, str, str]  # x, y, colour, line style, label
+
+
+def _runs(history: Sequence[Record], label: str | None, reference: Sequence[Record] | None,
+          reference_label: str) -> list[Series]:
+    """Every curve drawn: the run's (its loss, its test loss) and the reference's."""
+    series = _series(history, "C0", label) if history else []
+    return series + (_series(reference, "C1", reference_label) if reference else [])
+
+
+@dataclass
+class _Frame:
+    """What a figure drawn for a run still going on holds: its curves' artists (each a
+    line and its end marker) and the limits they must stay within for it to be reused."""
+
+    labels: tuple[str, ...]
+    log: bool
+    xmax: float
+    ylim: tuple[float, float]
+    lines: list[tuple[Any, Any]]
+
+    def holds(self, runs: list[Series], log_scale: bool) -> bool:
+        """Whether ``runs`` can be drawn on this frame as they are."""
+        if tuple(name for *_, name in runs) != self.labels:
+            return False
+        every = np.concatenate([y for _, y, *_ in runs])
+        every = every[~np.isnan(every)]
+        lo, hi = self.ylim
+        return bool((log_scale and np.all(every > 0)) == self.log
+                    and max(float(x[-1]) for x, *_ in runs) <= self.xmax
+                    and np.all((every >= lo) & (every <= hi)))
 
 
 def _series(history: Sequence[Record], colour: str, label: str | None) -> list[Series]:
@@ -153,14 +222,12 @@ def _new_figure(width: float, height: float, dpi: int) -> tuple[Figure, Any]:
     return fig, ax
 
 
-def _draw(ax: Any, history: Sequence[Record], log_scale: bool, label: str | None,
-          reference: Sequence[Record] | None, reference_label: str) -> None:
-    """The curves on ``ax`` (new, or cleared of its curves), with their scale and limits."""
+def _draw(ax: Any, series: list[Series], log_scale: bool, room: bool = False) -> _Frame:
+    """The curves on ``ax`` (new, or cleared of its curves), with their scale and limits;
+    ``room``: limits with room for the curves to grow (a run going on), else fitted to
+    them. Returns the frame drawn."""
     ax.set_xlabel("iteration")
     ylabel = "mean loss"
-    series = _series(history, "C0", label) if history else []
-    if reference:
-        series += _series(reference, "C1", reference_label)
     every = np.concatenate([y for _, y, *_ in series]) if series else np.zeros(0)
     every = every[~np.isnan(every)]
     floor = -CEILING
@@ -177,21 +244,29 @@ def _draw(ax: Any, history: Sequence[Record], log_scale: bool, label: str | None
             ylabel += " (clipped)"
         if log:
             lo, hi = _log_limits(every)
+            if room:  # a falling loss has a decade to fall before the frame is redrawn
+                lo /= 10
             ax.set_ylim(lo, hi)
             if hi / lo < 100:
                 # within two decades matplotlib labels minor ticks as "6 x 10^-1", wide enough
                 # to run into the axis label; plain numbers ("0.6") read better
                 ax.yaxis.set_major_formatter(_PlainLogFormatter())
                 ax.yaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False))
+        lines = []
         for x, y, colour, style, name in series:
-            ax.plot(x, y, color=colour, linestyle=style, linewidth=1.5, label=name)
-            ax.plot(x[-1:], y[-1:], "o", color=colour, markersize=4)
+            [line] = ax.plot(x, y, color=colour, linestyle=style, linewidth=1.5, label=name)
+            [end] = ax.plot(x[-1:], y[-1:], "o", color=colour, markersize=4)
+            lines.append((line, end))
         if not log:  # fitted to these curves (an axes drawn on before has fixed limits)
             ax.set_autoscaley_on(True)
             ax.relim()
             ax.autoscale_view(scalex=False)
+            if room:
+                lo, hi = ax.get_ylim()
+                ax.set_ylim(lo - (hi - lo) / 2, hi)
         last = max(int(x[-1]) for x, *_ in series)
-        ax.set_xlim(0, max(1, last) * 1.03)  # room for the end marker
+        # room for the end marker; in a run going on, for as many iterations again
+        ax.set_xlim(0, max(1, last) * (2 if room else 1.03))
         if len(series) > 1:
             ax.legend(fontsize=8, loc="upper right")
     else:
@@ -202,3 +277,8 @@ def _draw(ax: Any, history: Sequence[Record], log_scale: bool, label: str | None
     ax.set_ylabel(ylabel)
     ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
     ax.grid(True, which="major", alpha=0.3)
+    if not series or "(clipped)" in ylabel:
+        return _Frame((), False, 0.0, (0.0, 0.0), [])  # nothing to keep
+    lo, hi = ax.get_ylim()
+    return _Frame(tuple(name for *_, name in series), log, float(ax.get_xlim()[1]),
+                  (float(lo), float(hi)), lines)

@@ -16,7 +16,9 @@ import base64
 import html
 import logging
 import math
+import statistics
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -40,10 +42,10 @@ __all__ = ["REDRAW_SECONDS", "TrainingPanel"]
 logger = logging.getLogger(__name__)
 
 # The pictures are redrawn at most this often during a live run, counted from the start of
-# the last redraw, and never more than a third of the time (a redraw costs tens of
-# milliseconds: the curve and a boundary beside it about 45 ms, so every 0.135 s). A redraw
-# comes at the end of a training chunk, up to a chunk after it is due: 5 to 7 redraws a
-# second, enough for a moving picture to look live.
+# the last redraw, and never more than a third of the time (a redraw costs milliseconds to
+# tens of them: the curve and a boundary beside it about 25 ms). A redraw comes at the end of
+# a training chunk, up to a chunk after it is due: 6 to 8 redraws a second, enough for a
+# moving picture to look live.
 REDRAW_SECONDS = 0.1
 
 
@@ -96,7 +98,9 @@ class TrainingPanel:
         self.live_boundary = LiveBoundary(boundary) if boundary is not None else None
         self._boundary_png = b""
         self._last_start = -math.inf
-        self._draw_cost = 0.0
+        # the last redraws' costs: their median paces the next (one slowed down by a busy
+        # machine must not hold the pictures back for long)
+        self._draw_costs: deque[float] = deque(maxlen=5)
 
         notes = []
         self.controls: dict[str, widgets.ValueWidget] = {}
@@ -212,7 +216,8 @@ class TrainingPanel:
 
     def progress(self) -> None:
         """A live chunk ran: the status now, the pictures when a redraw is due."""
-        due = max(self.redraw_seconds, 3 * self._draw_cost)
+        cost = statistics.median(self._draw_costs) if self._draw_costs else 0.0
+        due = max(self.redraw_seconds, 3 * cost)
         self.update(redraw=time.perf_counter() - self._last_start >= due)
 
     def publish(self) -> None:
@@ -234,7 +239,8 @@ class TrainingPanel:
             self._png = loss_curve_png(
                 self.session.history, log_scale=self.log_scale.value, label=self.label,
                 reference=ref.history if ref is not None else None,
-                reference_label=self.reference_label, on=self.live_curve)
+                reference_label=self.reference_label, on=self.live_curve,
+                live=self.state == "running")
         except Exception as err:
             # The curve is an illustration: a plotting failure must not end or wedge the run.
             logger.debug("loss curve failed", exc_info=err)
@@ -247,7 +253,7 @@ class TrainingPanel:
         self.redraws += 1
         self._last_start = started
         # a new grid is a one-off (once per run): it must not slow every later redraw
-        self._draw_cost = time.perf_counter() - started - grid_seconds
+        self._draw_costs.append(time.perf_counter() - started - grid_seconds)
 
     def static_html(self) -> str:
         """The picture a saved notebook keeps (widgets are not saved): a note saying it is
