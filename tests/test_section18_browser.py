@@ -72,11 +72,16 @@ def test_a_live_boundary_on_two_moons(tmp_path: Path, page: Page) -> None:
 
         def redrawn() -> bool:
             seen.add(str(boundary.get_attribute("src")))
-            return len(seen) >= 5
+            return len(seen) >= 3
 
-        started = time.monotonic()
         _wait_for(redrawn, 30, "the boundary to be redrawn while it trains")
-        elapsed = time.monotonic() - started
+        # how often the browser gets a new picture (polled every 50 ms; printed, not asserted:
+        # benchmarks/bench_boundary.py measures the panel's redraws)
+        pictures, started = {str(boundary.get_attribute("src"))}, time.monotonic()
+        while time.monotonic() - started < 3.0:
+            pictures.add(str(boundary.get_attribute("src")))
+            time.sleep(0.05)
+        rate = (len(pictures) - 1) / (time.monotonic() - started)
         _wait_for(lambda: "test loss" in _status(panel), 10, "the test loss in the status")
         time.sleep(4.0)  # long enough for the two moons to be told apart
         cell = page.locator(".jp-Notebook .jp-CodeCell").last
@@ -96,7 +101,7 @@ def test_a_live_boundary_on_two_moons(tmp_path: Path, page: Page) -> None:
         accuracy = re.search(r"iteration (\d+)/", status)
         assert accuracy and int(accuracy.group(1)) > 100
         assert not _errors(page), _errors(page)
-    print(f"\n5 boundary pictures in {elapsed:.1f} s of a live run; {status}\n"
+    print(f"\nthe browser showed {rate:.1f} new boundary pictures a second; {status}\n"
           f"screenshot: {shot}")
 
 
