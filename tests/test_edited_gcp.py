@@ -415,3 +415,19 @@ def test_usage_errors(ip: Any) -> None:
         result, _ = run(ip, line, "declare input x\n")
         assert isinstance(result.error_in_exec, UsageError), line
         assert message in str(result.error_in_exec)
+
+
+def test_trace_and_stepper_run_the_edited_gcp() -> None:
+    variant = broken()
+    variant.weights["w"] = 0.8
+    steps = {s.name: s.value for s in variant.trace({"x": 1.5, "y": 0.2})}
+    assert steps["d/L/d/a"] == steps["d/L/d/a:1"] != steps["d/L/d/a:0"] + steps["d/L/d/a:1"]
+    true = fan()
+    true.weights["w"] = 0.8
+    expected = {s.name: s.value for s in true.trace({"x": 1.5, "y": 0.2})}
+    assert steps["d/L/d/w"] != expected["d/L/d/w"]
+    run = variant.stepper_run({"x": 1.5, "y": 0.2})
+    assert [s.caption for s in run.steps if "d/L/d/a = " in s.caption][-1].startswith(
+        "d/L/d/a = d/L/d/a:1")
+    assert repr(variant.stepper({"x": 1.5, "y": 0.2})).startswith("<TenFlang stepper of "
+                                                                 "'fan_edited'")
