@@ -12,7 +12,10 @@ Two measurements:
   show the same pixels' worth of boundary (the same evaluation) before any time is printed.
 * **The live panel**: a ``TrainingPanel`` trains live (an asyncio task, as in a kernel) for
   ``--seconds`` with the boundary box ticked, and once with it unticked (the baseline in the
-  same run): redraws per second (the target: at least 5) and training steps per second.
+  same run): redraws per second (the target: at least 5), training steps per second and the
+  median wall and CPU time of a redraw during the run. On a machine busy with other work
+  the panel redraws less often (it spends at most a third of its wall time drawing): the CPU
+  time says what a free core allows.
 
     python benchmarks/bench_boundary.py [--seconds 4] [--repeat 20]
 """
