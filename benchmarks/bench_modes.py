@@ -13,19 +13,15 @@ numbers kept in memory) come from ``core.cost`` and do not depend on the machine
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
-from common import machine, table
+from common import machine, model_cases, table
 
 from tenflang_nb.core import api
 from tenflang_nb.core.cost import compare_modes
 from tenflang_nb.core.datafiles import DataTable
-from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.plan import Plan
 from tenflang_nb.core.program import Program
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _same_gradient(shape: Program, data: DataTable | None, weights: dict, n: int) -> float:
@@ -49,13 +45,7 @@ def main() -> None:
     p.add_argument("--examples", type=int, default=100)
     p.add_argument("--budget", type=float, default=1.0)
     args = p.parse_args()
-    cases = [
-        ("seed example", api.parse(SEED_EXAMPLE), None),
-        ("xor 2-4-1", api.parse_file(EXAMPLES / "xor" / "shape.tf"),
-         api.load_data(EXAMPLES / "xor" / "training_data.txt")),
-        ("digits 64-32-10", api.parse_file(EXAMPLES / "digits" / "shape.tf"),
-         api.load_data(EXAMPLES / "digits" / "digits.npz")),
-    ]
+    cases = model_cases()
     print(f"bench_modes: one gradient, forward mode against reverse mode, on up to "
           f"{args.examples} examples, single-threaded (best of the runs within "
           f"{args.budget:g} s); {machine()}")

@@ -12,9 +12,12 @@ import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def torch_or_none() -> Any:
@@ -70,3 +73,18 @@ def seconds(t: float) -> str:
     if t >= 1:
         return f"{t:.2f} s"
     return f"{t * 1e3:.2f} ms"
+
+
+def model_cases() -> list[tuple[str, Any, Any]]:
+    """The three models the mode benchmarks compare on: (name, shape program, training data
+    or None for random inputs): the seed example, the XOR network, the digits network."""
+    from tenflang_nb.core import api
+    from tenflang_nb.core.examples import SEED_EXAMPLE
+
+    return [
+        ("seed example", api.parse(SEED_EXAMPLE), None),
+        ("xor 2-4-1", api.parse_file(EXAMPLES / "xor" / "shape.tf"),
+         api.load_data(EXAMPLES / "xor" / "training_data.txt")),
+        ("digits 64-32-10", api.parse_file(EXAMPLES / "digits" / "shape.tf"),
+         api.load_data(EXAMPLES / "digits" / "digits.npz")),
+    ]

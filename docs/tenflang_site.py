@@ -14,7 +14,9 @@ stale); by hand::
     .venv/bin/python docs/tenflang_site.py check    # exit 1 when something is stale
 
 As a Sphinx extension (``docs/conf.py`` loads it) it also puts the current table into the
-Guide as it is read, copies MathJax into the site, and writes the site's ``index.html``.
+Guide as it is read, copies MathJax into the site, writes the site's ``index.html``, and
+highlights a ``%%tenflang`` cell's body as TenFlang, in the palette's colours (the editor's
+and the listings'; :func:`palette_css`).
 """
 
 from __future__ import annotations
@@ -166,6 +168,7 @@ def _finish(app: Any, exception: Exception | None) -> None:
 
     out = Path(app.outdir)
     (out / "index.html").write_text(REDIRECT, "utf-8")
+    (out / "_static" / PALETTE_CSS).write_text(palette_css(), "utf-8")
     source = mathjax_source()
     if source is None:
         # without it the math shows as TeX source; a warning fails the -W build in CI
@@ -182,7 +185,31 @@ def _finish(app: Any, exception: Exception | None) -> None:
                     dirs_exist_ok=True)
 
 
+PALETTE_CSS = "tenflang-palette.css"
+
+
+def palette_css() -> str:
+    """The palette (``tenflang_nb/palette.py``) for the TenFlang tokens of the site's code
+    cells: light, and dark in the site's dark mode. The selectors outweigh the theme's
+    Pygments rules (``html[data-theme="light"] .highlight .kt``), whose classes stay.
+
+    >>> palette_css().splitlines()[0].split(" { ")[0]
+    '.bd-content div.highlight span.nd-TenFlang'
+    """
+    from tenflang_nb.lexer import css_class
+    from tenflang_nb.palette import css
+
+    return css(lambda c: f".bd-content div.highlight span.{css_class(c)}",
+               "html[data-theme=dark]") + "\n"
+
+
 def setup(app: Any) -> dict[str, Any]:
+    from tenflang_nb.lexer import IPythonCellLexer
+
+    # the notebooks' code cells are "ipython3" (their kernel's lexer): the same, but a
+    # %%tenflang cell is TenFlang, where IPython's lexer highlights only the magic line
+    app.add_lexer("ipython3", IPythonCellLexer)
+    app.add_css_file(PALETTE_CSS)
     app.connect("source-read", _put_current_table)
     app.connect("build-finished", _finish)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -94,11 +94,12 @@ def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog:
 
 def _compiler(argv: list[str] | None) -> int:
     p = _parser("tfcompiler", "Compile a TenFlang shape program to its Gradient Computing "
-                "Program (GCP), or with --forward to its forward-mode program, printed on "
-                "standard output.",
+                "Program (GCP), or with --forward to its forward-mode program, or with --hvp "
+                "to its Hessian-vector program, printed on standard output.",
                 "example:\n  tfcompiler shape.tf > gcp.tf\n  tfcompiler --full shape.tf -o gcp.tf\n"
                 "  tfcompiler --forward shape.tf -o forward.tf   # the same gradients, forward "
-                "mode")
+                "mode\n  tfcompiler --hvp shape.tf -o hvp.tf           # H v: the GCP compiled "
+                "again")
     p.add_argument("shape", metavar="SHAPE.tf", nargs="?", help="the shape program")
     p.add_argument("--full", action="store_true",
                    help="keep every partial derivative (default: only what some weight's "
@@ -107,6 +108,11 @@ def _compiler(argv: list[str] | None) -> int:
                    help="write the forward-mode program instead: one sweep per weight "
                         "component carrying each variable's derivative d/v/d/w, with the "
                         "GCP's outputs d/L/d/w (run or train it like a GCP to compare)")
+    p.add_argument("--hvp", action="store_true",
+                   help="write the Hessian-vector program instead: the GCP, then the derivative "
+                        "along a direction v (inputs v/<w>, one per weight) of every value the "
+                        "gradients need; its outputs dv/d/L/d/w, averaged over examples, are "
+                        "H v (forward mode over the GCP)")
     p.add_argument("--expand", action="store_true",
                    help="print the program with vectors and macros expanded, do not compile")
     p.add_argument("--list-ops", action="store_true",
@@ -121,10 +127,17 @@ def _compiler(argv: list[str] | None) -> int:
     if args.expand:
         _emit(preprocess_text(text, args.shape), args.output)
         return 0
-    if args.forward and args.full:
-        p.error("--forward and --full cannot be combined (--full is reverse mode's)")
+    modes = [f"--{name}" for name in ("forward", "hvp", "full") if getattr(args, name)]
+    if len(modes) > 1:
+        p.error(f"{' and '.join(modes)} cannot be combined: one program at a time (--full "
+                "is the GCP's)")
     program = api.parse(text, args.shape)
-    gcp = api.compile_forward(program) if args.forward else api.compile(program, full=args.full)
+    if args.forward:
+        gcp = api.compile_forward(program)
+    elif args.hvp:
+        gcp = api.compile_hvp(program)
+    else:
+        gcp = api.compile(program, full=args.full)
     _warn(program.warnings, args.quiet)
     _emit(gcp.text, args.output)
     return 0

@@ -278,6 +278,12 @@ def prepare_root(repo: Path, root: Path, notebook: str, *more: str) -> Path:
     return root / "notebooks" / notebook
 
 
+def css_rgb(colour: str) -> str:
+    """``#rrggbb`` as a browser's computed style says it: ``rgb(r, g, b)``."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
 def save_screenshot(page: Any, name: str) -> Path:
     """A screenshot of the window as ``test-artifacts/<name>.png``; returns its path."""
     ARTIFACTS.mkdir(exist_ok=True)

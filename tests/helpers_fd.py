@@ -5,7 +5,8 @@ shape program itself (not its GCP) with one weight component nudged up and down.
 separately, so the two paths share the forward kernels but none of the compiler's derivative
 rules, folding or fan-out bookkeeping. :func:`assert_gradients` checks the forward-mode program
 (``tfcompiler --forward``) the same way, and against the GCP, so every case that checks the
-GCP checks forward mode too.
+GCP checks forward mode too; and the Hessian-vector program (``tfcompiler --hvp``) against
+central differences of the GCP's gradient along a random direction (:func:`assert_hvp`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import numpy as np
 from tenflang_nb.core import api, gradcheck
 from tenflang_nb.core.backprop import Gcp, adjoint_name
 from tenflang_nb.core.forward import compile_forward
+from tenflang_nb.core.hvp import compile_hvp
+from tenflang_nb.core.lexical import direction_name
 from tenflang_nb.core.plan import Plan
 from tenflang_nb.core.program import Program, parse
 
@@ -97,6 +100,63 @@ def assert_forward_mode(program: Program, gcp: Gcp, values: Mapping[str, Any],
                                    f"d/{gcp.loss}/d/{w}\n{forward.text}")
 
 
+def direction(program: Program, seed: int = 0) -> Values:
+    """A random direction: a value for every weight, with its shape."""
+    rng = np.random.default_rng(seed)
+    return {w: rng.normal(size=program.shapes[w]) for w in program.names("weight")}
+
+
+def fd_hvp(program: Program, values: Mapping[str, Any], v: Mapping[str, Any],
+           rel_step: float = 1e-5) -> dict[str, np.ndarray]:
+    """H v of ONE example by central differences of the GCP's gradient along ``v``:
+    (g(w + h v) - g(w - h v)) / 2h, the step ``h`` scaled to the weights and to ``v``."""
+    gcp = api.compile(program)
+    weights = program.names("weight")
+    base = as_values(values)
+    size = max([1.0] + [float(np.max(np.abs(base[w]), initial=0.0)) for w in weights])
+    h = rel_step * size / max([1e-300] + [float(np.max(np.abs(v[w]), initial=0.0))
+                                          for w in weights])
+    up = gcp_gradients(gcp, {**base, **{w: base[w] + h * v[w] for w in weights}}, weights)
+    down = gcp_gradients(gcp, {**base, **{w: base[w] - h * v[w] for w in weights}}, weights)
+    return {w: (up[w] - down[w]) / (2 * h) for w in weights}
+
+
+def hvp_of(program: Program, values: Mapping[str, Any], v: Mapping[str, Any]
+           ) -> dict[str, np.ndarray]:
+    """H v of ONE example by the Hessian-vector program (and its gradient outputs equal the
+    GCP's, exactly: it holds the GCP)."""
+    hvp = compile_hvp(program)
+    weights = program.names("weight")
+    inputs = {**values, **{direction_name(w): v[w] for w in weights}}
+    names = {**hvp.hvp_names(), **{f"g {w}": g for w, g in hvp.gradient_names().items()}}
+    got = run_program(hvp.program(), inputs, names.values())
+    reverse = gcp_gradients(api.compile(program), values, weights)
+    out = {}
+    for w in weights:
+        gradient, product = got[names[f"g {w}"]], got[names[w]]
+        assert gradient is not None and product is not None, (w, hvp.text)
+        np.testing.assert_array_equal(gradient, reverse[w])
+        assert product.shape == program.shapes[w], (w, product.shape)
+        out[w] = product
+    return out
+
+
+def assert_hvp(program: Program, values: Mapping[str, Any], *, rtol: float = 1e-4,
+               atol: float = 1e-6, seed: int = 0) -> None:
+    """The Hessian-vector program's H v equals central differences of the GCP's gradient
+    along a random direction (``atol`` scaled by the sizes of H v and the gradient)."""
+    v = direction(program, seed)
+    got = hvp_of(program, values, v)
+    expected = fd_hvp(program, values, v)
+    gradient = gcp_gradients(api.compile(program), values, program.names("weight"))
+    scale = max([1.0] + [float(np.max(np.abs(a), initial=0.0))
+                         for a in (*expected.values(), *gradient.values())])
+    for w, product in got.items():
+        np.testing.assert_allclose(
+            product, expected[w], rtol=rtol, atol=atol * scale,
+            err_msg=f"H v, weight {w}, v = {v}\n{compile_hvp(program).text}")
+
+
 def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] | None = None,
                      *, full: bool = False, rtol: float = RTOL, atol: float = ATOL,
                      scale_atol: bool = False) -> dict[str, np.ndarray]:
@@ -125,4 +185,6 @@ def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] 
             got[name], expected, rtol=rtol, atol=tol,
             err_msg=f"d/{program.loss}/d/{name} of\n{source}\nGCP:\n{gcp.text}")
     assert_forward_mode(program, gcp, values, names, rtol, tol)
+    if program.names("weight"):
+        assert_hvp(program, values)
     return got

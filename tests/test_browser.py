@@ -26,6 +26,7 @@ from browser_support import (
     LAB_SETTINGS,
     LabServer,
     chromium_page,
+    css_rgb,
     has_notebook7,
     jupyter_lab,
     prepare_root,
@@ -33,7 +34,8 @@ from browser_support import (
 )
 from pygments import lex
 
-from tenflang_nb.lexer import TenFlangLexer
+from tenflang_nb.lexer import CATEGORY, TenFlangLexer
+from tenflang_nb.palette import PALETTE
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = "01_tour_of_the_three_phases.ipynb"
@@ -202,9 +204,10 @@ GRAPH, LISTING, PANEL = "tf-graph-png", "tf-code", "tenflang-training-panel"
 NUMBERED = re.compile(r"^ *(\d+)  \S?")
 
 
-def _stored_html(notebook: str) -> list[str]:
-    """The ``text/html`` of every output stored in the committed notebook."""
-    nb = json.loads((REPO / "notebooks" / notebook).read_text("utf-8"))
+def _stored_html(notebook: str | Path) -> list[str]:
+    """The ``text/html`` of every output stored in the notebook (a name: a committed one)."""
+    path = notebook if isinstance(notebook, Path) else REPO / "notebooks" / notebook
+    nb = json.loads(path.read_text("utf-8"))
     found = []
     for cell in nb["cells"]:
         for out in cell.get("outputs", []):
@@ -319,7 +322,7 @@ def test_committed_tutorial_reads_untrusted(tutorials_lab: tuple[LabServer, Path
         n = _assert_reads_line_by_line(listing.inner_text(), f"{notebook} listing {i}")
         heading = listing.locator("xpath=preceding-sibling::h4[1]")
         if heading.count():
-            counted = re.search(r"\((\d+) (?:lines|statements)", heading.inner_text())
+            counted = re.search(r"(\d+) (?:lines|statements)\b", heading.inner_text())
             assert counted is None or int(counted.group(1)) == n, (heading.inner_text(), n)
     if listings.count():
         shots.append(_shot(page, listings.first.locator("xpath=../.."),
@@ -402,16 +405,102 @@ def test_scripts_lab_opens_the_tutorials_trusted_without_toasts(tmp_path: Path,
     print(f"\nscreenshot: {shot}")
 
 
+# --- what a newcomer trips over: error lines, long GCP lines ---------------------------------
+
+LONG = "the_first_weight_of_the_hidden_layer"
+NEWCOMER_CELLS = [
+    "%load_ext tenflang_nb",
+    # 'y' is never declared: program line 3, the cell's line 4
+    "%%tenflang net\ndeclare input x\ndeclare weight w\ndefine y = mul x w\ndeclare loss L\n"
+    "define L = mul y y",
+    # long names: GCP lines far wider than the pane
+    f"%%tenflang longnet --show gcp\ndeclare input the_input_value_of_the_network\n"
+    f"declare weight {LONG}\ndeclare intvar the_hidden_activation_before_squashing\n"
+    f"declare loss the_loss_of_the_whole_network\n"
+    f"define the_hidden_activation_before_squashing = mul the_input_value_of_the_network {LONG}\n"
+    f"define the_loss_of_the_whole_network = logistic the_hidden_activation_before_squashing",
+]
+WRAPPING = ".jp-Notebook pre.tf-gcp, .jp-Notebook pre.tf-shape"
+# every wrapping pane: nothing past its right edge (no horizontal scrolling; nothing cut)
+_OVERFLOW_JS = f"""() => [...document.querySelectorAll({json.dumps(WRAPPING)})].map(pre => {{
+    const edge = pre.getBoundingClientRect().right + 1;
+    const rows = [...pre.querySelectorAll('.tf-line')];
+    return {{scroll: pre.scrollWidth, client: pre.clientWidth, rows: rows.length,
+             past: rows.filter(r => [...r.getClientRects()].some(b => b.right > edge)).length,
+             lines: rows.reduce((n, r) => n + Math.round(r.getBoundingClientRect().height /
+                                parseFloat(getComputedStyle(r).lineHeight)), 0)}};
+}})"""
+
+
+def _assert_long_lines_wrap(page: Page, where: str) -> None:
+    panes = page.evaluate(_OVERFLOW_JS)
+    assert len(panes) == 2, f"{where}: {len(panes)} wrapping panes"
+    for pane in panes:
+        assert pane["scroll"] <= pane["client"] and pane["past"] == 0, f"{where}: cut: {pane}"
+        assert pane["lines"] > pane["rows"], f"{where}: no line wrapped: {pane}"
+
+
+def test_newcomer_views_in_jupyterlab(tmp_path: Path, page: Page) -> None:
+    """An error names the line the editor shows (line numbers on: the magic line is the
+    cell's line 1), and a GCP pane wraps its long lines, run (trusted), saved and opened
+    untrusted, and exported by nbconvert."""
+    root = tmp_path / "root"
+    root.mkdir()
+    name = "newcomer.ipynb"
+    (root / name).write_text(json.dumps(_notebook(NEWCOMER_CELLS)), "utf-8")
+    settings = json.loads(json.dumps(LAB_SETTINGS))
+    settings["@jupyterlab/notebook-extension/tracker.jupyterlab-settings"]["codeCellConfig"] = {
+        "lineNumbers": True}
+    with jupyter_lab(root, tmp_path / "lab", settings=settings) as server:
+        page.goto(server.url(f"lab/tree/{name}"))
+        page.locator(".jp-Notebook .jp-CodeCell").nth(2).wait_for()
+        wait_for_kernel(server, name)
+        _run_all_cells(page)
+        _wait_until_executed(page, timeout=60)
+        cell = page.locator(".jp-Notebook .jp-CodeCell").nth(1)
+        head = cell.locator(".tf-diag-head").inner_text()
+        assert re.search(r"net\.tf: line 3 \(line 4 of the cell\): error: 'y' is defined", head)
+        gutter = cell.locator(".cm-gutterElement", has_text=re.compile(r"^4$"))
+        expect(gutter).to_be_visible()  # the editor numbers its lines
+        offending = cell.locator(".tf-bad").inner_text()
+        assert cell.locator(".cm-line").nth(4 - 1).inner_text() == offending.split("| ", 1)[1]
+        shot_error = _shot(page, cell, "newcomer_error_line")
+        _assert_long_lines_wrap(page, "trusted")
+        shot_gcp = _shot(page, page.locator(".jp-Notebook .jp-CodeCell").nth(2),
+                         "newcomer_gcp_wrapped")
+        page.keyboard.press("Control+s")
+        _wait_for(lambda: "tf-gcp" in (root / name).read_text("utf-8"), 20, "the save")
+    saved = root / name
+    untrusted_root = tmp_path / "untrusted"
+    (untrusted_root / "notebooks").mkdir(parents=True)  # where _open_saved looks
+    shutil.copy2(saved, untrusted_root / "notebooks" / name)
+    with jupyter_lab(untrusted_root, tmp_path / "lab2") as server:
+        _open_saved(page, server, name, len(_stored_html(saved)))
+        assert page.locator(".jp-OutputArea-output style").count() == 0, "trusted?"
+        _assert_long_lines_wrap(page, "untrusted")
+        shot_untrusted = _shot(page, page.locator(".jp-Notebook .jp-CodeCell").nth(2),
+                               "newcomer_gcp_wrapped_untrusted")
+    from nbconvert import HTMLExporter
+
+    exported = tmp_path / "newcomer.html"
+    exported.write_text(HTMLExporter().from_filename(str(saved))[0], "utf-8")
+    page.goto(exported.as_uri())
+    page.locator("pre.tf-gcp").wait_for()
+    _assert_long_lines_wrap(page, "exported")
+    shot_exported = _shot(page, page.locator("pre.tf-gcp"), "newcomer_gcp_wrapped_exported")
+    print(f"\nscreenshots: {shot_error}\n  {shot_gcp}\n  {shot_untrusted}\n  {shot_exported}")
+
+
 # --- the TenFlang highlighter (labextension/) ------------------------------------------------
 
 TENFLANG_CELL = """\
-%%tenflang net --show graph,gcp --full --train data --lr=0.5
+%%tenflang net --show graph,gcp --full --train data --lr=0.5 --example "{x: 1}"
 # a comment
 declare input x
 declare weight W [64, 32]
 declare loss lambda
 define z = mul x W
-define lambda = brandnew z 2.5e-1
+define lambda = logstic z 2.5e-1
 define d/lambda/d/o = mul d/lambda/d/diff d/diff/d/o:0
 #macro c = sq a; define c = mul a a"""
 PYTHON_CELL = "f = lambda x: x + 1  # declare weight w"
@@ -421,24 +510,18 @@ LEXER_CELL = ("%%tenflang_check gcp\n"
               + (REPO / "examples" / "logistic" / "gcp.tf").read_text("utf-8")
               + "#macro c = sq a; define c = mul a a\ndeclare_vector input v 3\n"
                 "define_vector u = relu v\ndefine s = reduce_vector u add\n"
-                "define q = dot u v\ndefine r = mul +3 .5\n")
-# Pygments token types (tenflang_nb/lexer.py) and the highlighter's categories
-PYGMENTS_CATEGORY = {
-    "Token.Keyword": "instruction", "Token.Keyword.Type": "kind",
-    "Token.Name.Builtin": "operator", "Token.Keyword.Reserved": "reserved",
-    "Token.Name.Variable.Magic": "derivative", "Token.Name.Variable": "name",
-    "Token.Literal.Number.Integer": "number", "Token.Literal.Number.Float": "number",
-    "Token.Operator": "equals", "Token.Punctuation": "punctuation",
-    "Token.Comment.Single": "comment", "Token.Comment.Preproc": "macro",
-}
-
+                "define q = dot u v\ndefine r = mul +3 .5\n"
+                "define m = sq q\ndefine n = logstic q\n"
+                # the Hessian-vector program's generated names
+                "define dv/d/o/d/z:1 = mul d/o/d/z:0 v/w\n")
 # what each word of TENFLANG_CELL must be (the class is cm-tenflang-<category>)
 EXPECTED = {
     "%%tenflang": "magic", "net": "model", "--show": "option", "graph,gcp": "value",
-    "--full": "option", "data": "value", "0.5": "value", "# a comment": "comment",
+    "--full": "option", "data": "value", "0.5": "value", '"{x: 1}"': "value",
+    "# a comment": "comment",
     "declare": "instruction", "input": "kind", "weight": "kind", "loss": "kind",
     "W": "name", "64": "number", "mul": "operator", "lambda": "name",
-    "brandnew": "operator",  # unknown word where an operator goes: coloured by position
+    "logstic": "invalid",  # where an operator goes, a word that is none: misspelled
     "2.5e-1": "number", "d/lambda/d/o": "derivative", "d/diff/d/o:0": "derivative",
     "#macro": "macro", "sq": "operator", "=": "equals",
 }
@@ -487,25 +570,36 @@ def _check_highlighting(page: Page, app: str) -> None:
              if found.get(word) != {category}}
     assert not wrong, f"{app}: words with the wrong TenFlang class: {wrong}"
 
+    # each category in the palette's colour (the listings' too: tenflang_nb/palette.py)
+    for token in tenflang:
+        category = token["classes"][0].removeprefix("cm-tenflang-")
+        colour = PALETTE[category]
+        assert token["color"] == css_rgb(colour.light), f"{app}: {token} is not {colour}"
+        assert (token["weight"] == "700") == colour.bold, f"{app}: {token} vs {colour}"
+    misspelled = next(t for t in tenflang if t["text"] == "logstic")
+    mul = next(t for t in tenflang if t["text"] == "mul")
+    assert misspelled["color"] != mul["color"], f"{app}: logstic looks like an operator"
+    # a dark theme (JupyterLab marks it on <body>, as the theme switch does): dark colours
+    page.evaluate("document.body.dataset.jpThemeLight = 'false'")
+    for token in _tokens(page, 0):
+        colour = PALETTE[token["classes"][0].removeprefix("cm-tenflang-")]
+        assert token["color"] == css_rgb(colour.dark), f"{app}, dark: {token} is not {colour}"
+    page.evaluate("document.body.dataset.jpThemeLight = 'true'")
+
     python = _tokens(page, 1)
     assert not any(t["classes"] for t in python), f"{app}: the Python cell got TenFlang classes"
     keyword = next(t for t in python if t["text"] == "lambda")
-    declare = next(t for t in tenflang if t["text"] == "declare")
-    # Python's lambda is a keyword: the theme's keyword colour, as TenFlang's `declare`
-    assert (keyword["color"], keyword["weight"]) == (declare["color"], declare["weight"]), \
-        f"{app}: lambda in the Python cell is not a keyword: {keyword} vs {declare}"
-    name = next(t for t in tenflang if t["text"] == "lambda")
-    assert name["color"] != keyword["color"], f"{app}: TenFlang's lambda looks like a keyword"
+    # Python's lambda is a keyword in the theme's colours, not TenFlang's
+    assert keyword["weight"] == "700", f"{app}: lambda in the Python cell is not a keyword"
+    assert keyword["color"] not in {css_rgb(c.light) for c in PALETTE.values()}, \
+        f"{app}: the Python cell is in TenFlang's colours"
     assert not any(t["classes"] for t in _tokens(page, 2)), \
         f"{app}: a cell without the magic got TenFlang classes"
 
     # the same categories as the Pygments lexer (what nbconvert and Sphinx show) token by token
     program = LEXER_CELL.split("\n", 1)[1]
-    expected = [(text, PYGMENTS_CATEGORY[str(kind)]) for kind, text in
+    expected = [(text, CATEGORY[kind]) for kind, text in
                 lex(program, TenFlangLexer(stripnl=False)) if text.strip()]
-    # where the lexer has no word list to go by, the highlighter goes by position: the macro
-    # `sq` is applied like an operator (`c = sq a`)
-    expected = [(text, "operator" if text == "sq" else category) for text, category in expected]
     # CodeMirror draws only the lines near the viewport: bring the whole cell in, wait for all
     cell = page.locator(".jp-Notebook .jp-CodeCell").nth(3)
     cell.evaluate("element => element.scrollIntoView({block: 'start'})")

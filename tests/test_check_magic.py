@@ -100,10 +100,51 @@ def test_require_narrows_what_ok_needs(ip: Any) -> None:
     assert ip.user_ns["part"].ok
     check(ip, "seed part", "define d/lambda/d/diff = mul 2 diff\n")
     part = ip.user_ns["part"]
-    assert not part.ok and part.missing_required == ["d/lambda/d/o", "d/lambda/d/z",
-                                                     "d/lambda/d/w"]
+    assert not part.ok and part.missing_required == ["d/lambda/d/w"]
     check(ip, "seed part --require all", "define d/lambda/d/diff = mul 2 diff\n")
     assert not ip.user_ns["part"].ok
+
+
+def test_by_default_every_weights_gradient_is_required_however_it_is_folded(ip: Any) -> None:
+    # one line, every intermediate adjoint folded into it: right (issue 16, item 5)
+    folded = ("define t = mul 2 diff\ndefine one = sub 1 o\ndefine s = mul o one\n"
+              "define g = mul t s\ndefine d/lambda/d/w = mul g x\n")
+    check(ip, "seed answer", folded)
+    answer = ip.user_ns["answer"]
+    assert answer.ok, answer.report()
+    assert answer.right == ["d/lambda/d/w"] and answer.missing_required == []
+    assert answer.headline() == ("✓ all right: 1 adjoint checked on 5 random draws "
+                                 "(3 other adjoints not written)")
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ("--require ,", "require lists no adjoint"),
+    ("--require ''", "require lists no adjoint"),
+    ("--require q", "'q' is neither a variable of seed.tf nor its adjoint"),
+    ("--seed -1", "seed must be an integer >= 0, not -1"),
+    ("--seed 1.5", "seed must be an integer, not '1.5'"),
+    ("--draws 0", "draws must be an integer from 1 to 100, not 0"),
+    ("--draws many", "draws must be an integer, not 'many'"),
+])
+def test_bad_options_are_errors_worded_as_the_settings_are(ip: Any, options: str,
+                                                           message: str) -> None:
+    result, cap = check(ip, f"seed answer {options}", RIGHT)
+    assert message in str(result.error_in_exec)
+    assert "answer" not in ip.user_ns  # nothing was checked, nothing bound
+    assert "Traceback" not in cap.stdout + cap.stderr
+
+
+def test_a_misspelt_model_or_option_gets_a_did_you_mean(ip: Any) -> None:
+    result, _ = check(ip, "sead", RIGHT)
+    assert str(result.error_in_exec) == (
+        "no variable named 'sead': did you mean 'seed'? (or run its %%tenflang sead cell "
+        "first)")
+    result, _ = check(ip, "seed --sead 3", RIGHT)
+    assert str(result.error_in_exec) == (
+        "unrecognized arguments: --sead 3 (--sead: did you mean '--seed'?)")
+    with capture_output():
+        result = ip.run_cell("%%tenflang sq --shwo graph\ndeclare weight w\n")
+    assert "(--shwo: did you mean '--show'?)" in str(result.error_in_exec)
 
 
 def test_errors_in_the_cell_are_shown_with_a_caret_and_bound(ip: Any) -> None:
@@ -113,9 +154,19 @@ def test_errors_in_the_cell_are_shown_with_a_caret_and_bound(ip: Any) -> None:
     answer = ip.user_ns["answer"]
     assert not answer.ok and answer.first_wrong_line == 2
     shown = html(cap)
-    assert "seed (your backward pass): line 2: error: &#x27;mul&#x27; takes 2 operands" in shown
+    # the answer's line 2 is the cell's line 3, under the %%tenflang_check line
+    assert ("seed (your backward pass): line 2 (line 3 of the cell): error: "
+            "&#x27;mul&#x27; takes 2 operands") in shown
     assert "^^^" in shown and 'data-tf-line="2"' in shown
     assert "line 2: error: 'mul' takes 2 operands" in cap.outputs[0].data["text/plain"]
+    # the result shown again elsewhere is no longer under its cell
+    assert "of the cell" not in answer._repr_html_()
+
+
+def test_a_wrong_line_is_named_as_the_editor_numbers_it_too(ip: Any) -> None:
+    _, cap = check(ip, "seed", "define d/lambda/d/diff = mul 2 diff\n"
+                               "define d/lambda/d/o = mul 3 d/lambda/d/diff\n")
+    assert "line 2 (line 3 of the cell): <code>define d/lambda/d/o" in html(cap)
 
 
 def test_nbgraders_placeholder_means_not_answered_yet(ip: Any) -> None:
@@ -147,10 +198,10 @@ def test_the_model_is_looked_up_in_the_user_namespace(ip: Any) -> None:
 
 
 def test_bad_options_are_usage_errors(ip: Any) -> None:
-    result, _ = check(ip, "seed --draws many", RIGHT)
+    result, _ = check(ip, "seed --draw", RIGHT)
     assert isinstance(result.error_in_exec, UsageError)
-    result, _ = check(ip, "seed --require q", RIGHT)
-    assert "'q' is neither a variable of seed.tf nor its adjoint" in str(result.error_in_exec)
+    result, _ = check(ip, "seed --require", RIGHT)
+    assert isinstance(result.error_in_exec, UsageError)
 
 
 def test_the_magic_is_removed_with_the_extension() -> None:
@@ -221,3 +272,18 @@ def test_the_html_escapes_the_students_text() -> None:
     markup = model.check_backprop("define d/lambda/d/diff = mul 2 diff # <b>bold</b>\n",
                                   require=["diff"])._repr_html_()
     assert "<b>bold</b>" not in markup and "&lt;b&gt;bold&lt;/b&gt;" in markup
+
+
+def test_the_html_shows_code_in_hints_as_code_and_escapes_control_characters() -> None:
+    model = TenFlangModel(SEED_EXAMPLE, "seed")
+    report = model.check_backprop("define d/lambda/d/diff = diff # \x1b[2J\n",
+                                  require=["diff"])
+    markup = report._repr_html_()
+    assert "`" not in markup  # a backtick is how the core marks code, never shown
+    assert "<code>pow e 2</code>" in markup and "<code>mul e e</code>" in markup
+    assert "\x1b" not in markup and "# \\x1b[2J" in markup
+    assert "`" not in report.report() and "\x1b" not in report.report()
+    # the footer says what an inherited mistake is, without contradicting itself
+    text = untrusted(model.check_backprop(WRONG)._repr_html_())
+    assert "may itself be written right: it uses the value of line N, which is wrong" in text
+    assert "computes the right thing" not in text

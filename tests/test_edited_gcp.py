@@ -237,6 +237,33 @@ def test_the_landscape_shows_where_the_wrong_gradient_walks() -> None:
     assert land.loss.min() <= min(edited_path.loss.min(), true_path.loss.min()) + 1e-3
 
 
+def test_the_variant_runs_its_own_gcp_not_the_forms_the_model_kept() -> None:
+    """The model keeps its GCP parsed back and its Hessian-vector program once made; a
+    variant made after makes them anew from the edited GCP: training and H v follow the
+    edit."""
+    model = fan()
+    model.weights["w"] = 0.8
+    example = {"x": [1.5], "y": [0.2]}
+    true_hv = model.hvp({"w": 1.0}, example)["w"]  # the model's forms made and kept
+    model.train(FAN_DATA, lr=0.5, max_iter=3, tol=0)
+    variant = broken(model)
+    result = variant.train(FAN_DATA, lr=0.5, max_iter=3, tol=0)
+    expected = train(variant.gcp, FAN_DATA, lr=0.5, max_iter=3, tol=0)
+    assert [r.loss for r in result.history] == [r.loss for r in expected.history]
+    assert FORGOT_C in variant.compiled_hvp.text and FORGOT_C not in model.compiled_hvp.text
+
+    def gradient(w: float) -> float:  # the edited GCP's gradient at w
+        variant.weights["w"] = w
+        return variant.gradcheck(example)[0]["gcp"]
+
+    variant.weights["w"] = 0.8
+    edited_hv = variant.hvp({"w": 1.0}, example)["w"]
+    h = 1e-5
+    assert edited_hv == pytest.approx((gradient(0.8 + h) - gradient(0.8 - h)) / (2 * h),
+                                      rel=1e-5)
+    assert edited_hv != pytest.approx(true_hv, rel=1e-2)
+
+
 # ------------------------------------------------------------------------------ the panel
 
 def test_the_panel_trains_the_true_gcp_beside_the_edited_one() -> None:
@@ -406,6 +433,10 @@ def test_a_bad_edit_shows_the_line_and_binds_nothing(ip: Any) -> None:
     [shown] = outputs
     assert "The edited GCP has errors: nothing was bound." in shown.data["text/html"]
     assert shown.data["text/plain"].startswith("fan (edited GCP): line ")
+    # the line as the editor numbers it too: the magic line is the cell's line 1
+    line = gcp.splitlines().index("declare output d/L/d/w") + 1
+    assert shown.data["text/plain"].startswith(
+        f"fan (edited GCP): line {line} (line {line + 1} of the cell)")
 
 
 def test_usage_errors(ip: Any) -> None:

@@ -1,18 +1,19 @@
 """notebooks/05_exercises.ipynb as nbgrader sees it.
 
-The committed notebook is nbgrader's *source* version: it holds the solutions, and nbval checks
-its stored outputs like every tutorial's. Here the solutions are stripped as nbgrader's
-``ClearSolutions`` preprocessor does (``nbgrader generate_assignment``), the student version is
-executed, and every autograder check must then fail with a message that says what to do, never
-with a bare traceback (a ``NameError``, say). nbgrader itself is not a dependency: its
-documented behaviour is implemented below, and compared with nbgrader's own preprocessor when
-nbgrader is installed.
+The committed notebook is nbgrader's *source* version: it holds the solutions and the hidden
+tests, and nbval checks its stored outputs (the teacher's copy: grading mode off) like every
+tutorial's. Here nbgrader's own preprocessors make the student version (``ClearSolutions`` and
+``ClearHiddenTests``, as ``nbgrader generate_assignment`` runs them), the student version is
+executed as a student runs it (grading mode on), and every check must then fail with a
+message that says what to do, never with a traceback. ``tests/test_grading_nbgrader.py`` runs
+the whole of nbgrader (generate, autograde) on it.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,11 +24,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "05_exercises.ipynb"
 
-# nbgrader's defaults (ClearSolutions.code_stub["python"], text_stub, the delimiters)
-CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
-TEXT_STUB = "YOUR ANSWER HERE"
-BEGIN, END = "BEGIN SOLUTION", "END SOLUTION"
-POINTS = 25
+CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"  # nbgrader's, for Python
+POINTS = 54
 
 
 def _load() -> dict[str, Any]:
@@ -43,35 +41,16 @@ def _meta(cell: dict[str, Any]) -> dict[str, Any]:
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def clear_solutions(nb: dict[str, Any]) -> dict[str, Any]:
-    """The student version, as nbgrader's ClearSolutions makes it (documented in nbgrader's
-    "student version" configuration page): in every cell, each region from a line containing
-    ``BEGIN SOLUTION`` to a line containing ``END SOLUTION`` becomes the stub (the code stub in
-    a code cell, the text stub in a Markdown cell), indented like the ``BEGIN`` line; a solution
-    cell without such a region is replaced whole. Outputs go too (generate_assignment clears
-    them)."""
-    nb = copy.deepcopy(nb)
-    for cell in nb["cells"]:
-        stub = CODE_STUB if cell["cell_type"] == "code" else TEXT_STUB
-        lines, kept, inside, replaced = _source(cell).split("\n"), [], False, False
-        for line in lines:
-            if BEGIN in line:
-                assert not inside, "nested solution regions"
-                inside = replaced = True
-                indent = re.match(r"\s*", line).group(0)  # type: ignore[union-attr]
-                kept.extend(indent + s for s in stub.split("\n"))
-            elif END in line:
-                inside = False
-            elif not inside:
-                kept.append(line)
-        assert not inside, "a solution region without its end"
-        assert replaced <= bool(_meta(cell).get("solution")), \
-            "a solution region in a cell that is not a solution cell: nbgrader refuses that"
-        cell["source"] = "\n".join(kept)
-        if _meta(cell).get("solution") and not replaced:
-            cell["source"] = stub
-        if cell["cell_type"] == "code":
-            cell["outputs"], cell["execution_count"] = [], None
+def student_version() -> Any:
+    """The student version, as ``nbgrader generate_assignment`` makes it from the source."""
+    import nbformat
+    from nbgrader.nbgraderformat import MetadataValidator
+    from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    MetadataValidator().validate_nb(nb)  # raises on bad nbgrader metadata
+    for preprocessor in (ClearSolutions(), ClearOutput(), ClearHiddenTests()):
+        nb, _ = preprocessor.preprocess(copy.deepcopy(nb), {})
     return nb
 
 
@@ -87,18 +66,26 @@ def test_the_nbgrader_markup() -> None:
         assert meta["schema_version"] == 3 and meta["task"] is False
         assert {"grade", "solution", "locked", "grade_id"} <= set(meta)
         if meta["grade"]:
-            assert meta["points"] > 0 and meta["locked"] and not meta["solution"]
+            assert meta["points"] >= 0 and meta["locked"] and not meta["solution"]
         if meta["solution"]:
-            assert not meta["locked"] and BEGIN in _source(cell) and END in _source(cell)
+            assert not meta["locked"] and "BEGIN SOLUTION" in _source(cell)
     for i, cell in enumerate(cells):
-        if BEGIN in _source(cell) or END in _source(cell):
+        if "BEGIN SOLUTION" in _source(cell):
             assert _meta(cell).get("solution"), f"cell {i} has solution markers"
+        if "BEGIN HIDDEN TESTS" in _source(cell):
+            assert _meta(cell).get("grade"), f"cell {i}: hidden tests in a cell nbgrader " \
+                                             "does not grade (generate_assignment refuses it)"
+        if _source(cell).startswith("%%tenflang ") and not _meta(cell).get("solution"):
+            assert _meta(cell).get("locked"), f"cell {i}: a model cell that is not locked"
     checks = [c for c in cells if _meta(c).get("grade")]
     assert sum(_meta(c)["points"] for c in checks) == POINTS
-    assert len(checks) >= 8, "about eight graded exercises"
+    assert len([c for c in checks if _meta(c)["points"]]) >= 8, "about eight exercises"
+    setup = next(c for c in cells if c["cell_type"] == "code")
+    assert _meta(setup)["grade_id"] == "setup" and _meta(setup)["points"] == 0
+    assert "tf.grading.start(" in _source(setup)
 
 
-def test_every_answer_cell_is_followed_by_its_check() -> None:
+def test_every_answer_cell_is_followed_by_its_locked_check() -> None:
     cells = [c for c in _load()["cells"] if c["cell_type"] == "code"]
     answers = [i for i, c in enumerate(cells) if _meta(c).get("solution")]
     assert answers
@@ -106,48 +93,100 @@ def test_every_answer_cell_is_followed_by_its_check() -> None:
         answer, check = _source(cells[i]), _source(cells[i + 1])
         assert _meta(cells[i + 1]).get("grade"), f"no check after answer cell {i}"
         if answer.startswith("%%tenflang_check"):
-            bound = answer.split("\n", 1)[0].split()[2]  # %%tenflang_check MODEL RESULT
-            assert f"assert {bound}.ok, {bound}.report()" in check
+            model, bound = answer.split("\n", 1)[0].split()[1:3]  # MODEL RESULT
+            assert f'tf.grading.check_answer("{bound}", model="{model}",' in check
+            assert "assert" not in check  # the variable the answer binds is not graded
+        elif answer.startswith("%%tenflang "):  # the model is the answer: its check trains it
+            model = answer.split()[1]
+            exercise = _meta(cells[i])["grade_id"].removesuffix("_answer")
+            assert f'tf.grading.check_fit("{exercise}", model="{model}",' in check
+            assert "fingerprint" not in check
         else:
             name = re.match(r"(\w+) = None", answer)
             assert name, "a Python answer starts as None: unanswered, its check still runs"
-            assert f"assert {name.group(1)} is not None" in check
+            assert f'tf.grading.given("{name.group(1)}")' in check
+            hidden = check.split("### BEGIN HIDDEN TESTS", 1)
+            assert len(hidden) == 2 and f'check_number(\n    "{name.group(1)}"' in hidden[1]
 
 
-def test_stripping_leaves_the_magic_line_and_nbgraders_stub() -> None:
-    nb = clear_solutions(_load())
-    answers = [c for c in nb["cells"] if _meta(c).get("solution")]
+def test_the_student_version() -> None:
+    nb = student_version()
+    text = "\n".join(c.source for c in nb.cells)
+    for gone in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "teacher_copy", "gradient(",
+                 "solutions filled in", "For teachers"):
+        assert gone not in text, gone
+    answers = [c for c in nb.cells if _meta(c).get("solution")]
     for cell in answers:
-        source = _source(cell)
-        assert "BEGIN" not in source and "define d/" not in source and CODE_STUB in source
-    first = _source(answers[0]).splitlines()
+        assert "define d/" not in cell.source and CODE_STUB in cell.source
+    first = answers[0].source.splitlines()
     assert first == ["%%tenflang_check seed ex1 --require d/lambda/d/diff", *CODE_STUB.split("\n")]
 
 
-def test_our_stripping_is_nbgraders() -> None:
-    pytest.importorskip("nbgrader", reason="nbgrader is not installed (pip install nbgrader)")
-    import nbformat
-    from nbgrader.nbgraderformat import MetadataValidator
-    from nbgrader.preprocessors import ClearSolutions
+def _headings() -> list[tuple[int, int, int]]:
+    """(exercise, points, minutes) from every exercise's heading."""
+    return [(int(m.group(1)), int(m.group(2)), int(m.group(3))) for c in _load()["cells"]
+            if c["cell_type"] == "markdown" and (m := re.search(
+                r"^## Exercise (\d+) · .* \((\d+) points?, (\d+) minutes\)", _source(c), re.M))]
 
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    MetadataValidator().validate_nb(nb)  # raises on bad nbgrader metadata
-    theirs, _ = ClearSolutions().preprocess(copy.deepcopy(nb), {})
-    ours = clear_solutions(_load())
-    assert [c.source for c in theirs.cells] == [_source(c) for c in ours["cells"]]
+
+def test_every_heading_gives_the_points_its_check_is_worth_and_its_minutes() -> None:
+    headings = _headings()
+    assert [n for n, _, _ in headings] == list(range(1, len(headings) + 1))
+    checks = [c for c in _load()["cells"] if _meta(c).get("grade") and _meta(c)["points"]]
+    worth: dict[int, int] = {}
+    for cell in checks:
+        number = int(re.match(r"ex(\d+)_check", _meta(cell)["grade_id"]).group(1))
+        worth[number] = _meta(cell)["points"]
+        assert f"autograder check ({_meta(cell)['points']} points)" in _source(cell)
+    assert worth == {n: points for n, points, _ in headings}
+    assert sum(minutes for *_, minutes in headings) >= 90  # a 90-minute lab, and more
+
+
+def test_the_first_cell_states_the_totals() -> None:
+    intro = _source(_load()["cells"][0])
+    headings = _headings()
+    stated = re.search(r"\*\*(\d+) exercises, (\d+) points, about (\d+) minutes of work\*\*",
+                       intro)
+    assert stated, "the first cell states the exercises, points and minutes"
+    assert tuple(map(int, stated.groups())) == (
+        len(headings), sum(p for _, p, _ in headings), sum(m for *_, m in headings))
+    for first, last, points, minutes in re.findall(
+            r"exercises (\d+) to (\d+): (\d+) points, (\d+) minutes", intro):
+        part = [h for h in headings if int(first) <= h[0] <= int(last)]
+        assert (int(points), int(minutes)) == (sum(p for _, p, _ in part),
+                                               sum(m for *_, m in part))
+
+
+def test_the_lab_plan_lists_every_exercise_as_its_heading_does() -> None:
+    readme = (REPO / "notebooks" / "README.md").read_text("utf-8")
+    plan = readme.split("## A 90-minute lab", 1)[1].split("\n## ", 1)[0]
+    rows = {int(m.group(1)): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
+        r"^\| *(\d+) *\|[^|]*\| *(\d+) *\| *(\d+) *\|", plan, re.M)}
+    assert rows == {n: (points, minutes) for n, points, minutes in _headings()}
+    kept = re.search(r"without them: (\d+) minutes, (\d+) points", plan)
+    skipped = [int(n) for n in re.findall(r"\b(\d+)\b", plan.split("If you are short of time", 1)[1]
+                                          .split("without them", 1)[0])]
+    assert kept and skipped
+    assert (int(kept.group(1)), int(kept.group(2))) == (
+        sum(m for n, _, m in _headings() if n not in skipped),
+        sum(p for n, p, _ in _headings() if n not in skipped))
 
 
 # ------------------------------------------------------------------------------ the student version
 
 @pytest.fixture(scope="module")
-def student_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The student version, executed top to bottom as the autograder would (errors allowed)."""
-    import nbformat
+def student_run() -> dict[str, Any]:
+    """The student version, executed top to bottom in a student's copy (errors allowed)."""
     from nbclient import NotebookClient
 
-    nb = nbformat.from_dict(clear_solutions(_load()))
-    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    nb = student_version()
+    env = {k: os.environ.pop(k) for k in ("NBGRADER_EXECUTION", "JUPYTERHUB_USER",
+                                          "TENFLANG_STUDENT") if k in os.environ}
+    try:
+        NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    finally:
+        os.environ.update(env)
     return nb
 
 
@@ -155,16 +194,30 @@ def _errors(cell: dict[str, Any]) -> list[dict[str, Any]]:
     return [o for o in cell.get("outputs", []) if o["output_type"] == "error"]
 
 
+def _text(cell: dict[str, Any]) -> str:
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "")
+                   for o in cell.get("outputs", []))
+
+
+def test_grading_mode_is_on_in_the_student_version(student_run: dict[str, Any]) -> None:
+    setup = next(c for c in student_run["cells"] if _meta(c).get("grade_id") == "setup")
+    assert not _errors(setup)
+    said = _text(setup)
+    assert said.startswith("Grading mode is on for seed, quad, fan, ratio, chain, classifier, "
+                           "gates, relu, batch, bias, mlp and net")
+    assert "teacher's copy" not in said
+
+
 def test_every_check_fails_with_a_helpful_message(student_run: dict[str, Any]) -> None:
-    checks = [c for c in student_run["cells"] if _meta(c).get("grade")]
+    checks = [c for c in student_run["cells"] if _meta(c).get("grade") and _meta(c)["points"]]
     for cell in checks:
         errors = _errors(cell)
         assert len(errors) == 1, f"{_meta(cell)['grade_id']}: {errors}"
         error = errors[0]
-        # an assertion with a message, never a NameError or a traceback alone
-        assert error["ename"] == "AssertionError", (_meta(cell)["grade_id"], error["ename"])
+        # the grading's verdict, never a NameError or a traceback
+        assert error["ename"] == "GradingFailure", (_meta(cell)["grade_id"], error["ename"])
         assert "not answered yet" in error["evalue"], error["evalue"]
-        assert len(error["evalue"]) > 40
+        assert not any("Traceback" in line for line in error["traceback"])
 
 
 def test_the_rest_of_the_student_version_runs(student_run: dict[str, Any]) -> None:
@@ -177,10 +230,12 @@ def test_the_rest_of_the_student_version_runs(student_run: dict[str, Any]) -> No
             assert [e["ename"] for e in errors] == ["NotImplementedError"], i
             continue
         assert not errors, f"cell {i}: {errors}"
-        if _source(cell).startswith("%%tenflang_check"):
-            text = "".join(o.get("data", {}).get("text/plain", "") for o in cell["outputs"])
-            assert "this exercise is not answered yet" in text
-            assert "replace this line" in text
+        if _meta(cell).get("solution") and _source(cell).startswith("%%tenflang"):
+            assert "this exercise is not answered yet" in _text(cell)
+            assert "replace this line" in _text(cell)
+        if _meta(cell).get("grade_id") == "ex3_example":
+            assert re.fullmatch(r"Your example for ex3: x = -?[\d.]+, y = [\d.]+, w = 0\n",
+                                _text(cell))
 
 
 # ------------------------------------------------------------------------------ a wrong answer
@@ -189,29 +244,36 @@ def test_the_rest_of_the_student_version_runs(student_run: dict[str, Any]) -> No
 def shell() -> Iterator[Any]:
     from IPython.core.interactiveshell import InteractiveShell
 
+    from tenflang_nb.notebook.grading_mode import GRADING
+
+    GRADING.reset()
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "tenflang_nb")
     yield ip
     ip.run_line_magic("unload_ext", "tenflang_nb")
     InteractiveShell.clear_instance()
+    GRADING.reset()
 
 
 def test_a_wrong_answer_fails_its_check_naming_the_first_wrong_line(shell: Any) -> None:
     from IPython.utils.capture import capture_output
 
-    cells = [_source(c) for c in _load()["cells"] if c["cell_type"] == "code"]
+    cells = [_source(c) for c in student_version().cells if c.cell_type == "code"]
+    setup = cells[0]
     model = next(c for c in cells if c.startswith("%%tenflang fan"))
-    answer = next(c for c in cells if c.startswith("%%tenflang_check fan ex5"))
-    check = cells[cells.index(answer) + 1]
+    answer = next(_source(c) for c in _load()["cells"]
+                  if _source(c).startswith("%%tenflang_check fan ex5"))
+    check = next(c for c in cells if 'check_answer("ex5"' in c)
     wrong = answer.replace("define d/L/d/a = add via_b via_c", "define d/L/d/a = via_b")
     assert wrong != answer
     with capture_output():
+        shell.run_cell(setup)
         shell.run_cell(model)
         shell.run_cell(wrong)
         result = shell.run_cell(check)
     error = result.error_in_exec
-    assert isinstance(error, AssertionError)
+    assert type(error).__name__ == "GradingFailure" and isinstance(error, AssertionError)
     message = str(error)
-    assert message.startswith("✗ line 8 is the first wrong line")
+    assert message.startswith("ex5: ✗ line 8 is the first wrong line")
     assert "fan-out: a is used 2 times" in message
-    assert "misses the term via `define c = tanh a`" in message
+    assert "misses the term via define c = tanh a" in message  # code shown plain

@@ -25,13 +25,16 @@ from tenflang_nb.core import lexical
 from tenflang_nb.core.lexical import INSTRUCTIONS, KINDS, MACRO_DIRECTIVE, RESERVED_WORDS
 from tenflang_nb.core.ops import operator_names
 from tenflang_nb.editor_words import (
+    editor_css,
     patterns,
     patterns_json,
     word_lists,
     words_json,
     write_words_module,
 )
+from tenflang_nb.lexer import MAGIC_LINE_PATTERN
 from tenflang_nb.notebook.magic import TenFlangMagics
+from tenflang_nb.palette import PALETTE
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "labextension"
@@ -111,6 +114,29 @@ def test_committed_bundle_holds_the_current_words() -> None:
     bundle = "".join(p.read_text("utf-8") for p in sorted((BUILT / "static").glob("*.js")))
     assert words_json() in bundle, f"the shipped highlighter's words are stale: {REBUILD}"
     assert patterns_json() in bundle, f"the shipped highlighter's patterns are stale: {REBUILD}"
+    style = editor_css().replace("\n", " ")
+    assert style in bundle, f"the shipped highlighter's colours are stale: {REBUILD}"
+
+
+def test_the_editor_colours_are_the_palette() -> None:
+    """One rule per category in its light colour, one in its dark colour under a dark
+    JupyterLab theme; the TypeScript has a tag for every category and spells no colour."""
+    style = editor_css()
+    source = (SOURCE / "src" / "language.ts").read_text("utf-8")
+    for category, colour in PALETTE.items():
+        assert (f".cm-editor .cm-tenflang-{category} {{ color: {colour.light};"
+                in style), category
+        assert (f"body[data-jp-theme-light=false] .cm-editor .cm-tenflang-{category} "
+                f"{{ color: {colour.dark} }}" in style), category
+        assert re.search(rf"^  {category}: ", source, re.M), f"no tag for {category}"
+    assert not re.search(r"#[0-9a-fA-F]{6}\b", source), "a colour spelled in language.ts"
+
+
+def test_the_magic_line_is_the_lexers() -> None:
+    assert patterns()["magic"] == MAGIC_LINE_PATTERN
+    for line, magic in (("%%tenflang net", True), ("%%tenflang_check m", True),
+                        ("%%tenflang", True), ("%%tenflangx", False), ("%%time", False)):
+        assert bool(re.match(MAGIC_LINE_PATTERN, line)) == magic, line
 
 
 def test_committed_bundle_is_complete() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,8 +111,13 @@ def test_bad_program_shows_line_and_caret_and_binds_nothing(ip: Any) -> None:
     assert result.success  # shown, not raised: no traceback
     assert "net" not in ip.user_ns
     text = plain(cap)[0]
-    assert text.splitlines()[:3] == ["net.tf: line 10: error: unknown operator 'logistik'",
-                                    "    define o = logistik z", "               ^^^^^^^^"]
+    # line 10 of the program is line 11 of the cell: under the %%tenflang line, where the
+    # editor (its line numbers on) shows it
+    headline = "net.tf: line 10 (line 11 of the cell): error: unknown operator 'logistik'"
+    assert text.splitlines()[:3] == [headline, "    define o = logistik z",
+                                     "               ^^^^^^^^"]
+    assert f"%%tenflang net\n{BAD}".splitlines()[11 - 1] == "define o = logistik z"
+    assert html_lib.escape(headline) in html(cap)
     assert "tf-caret" in html(cap) and 'class="tf-bad" data-tf-line="10"' in html(cap)
     assert "nothing was bound" in html(cap)
     assert "Traceback" not in cap.stdout + cap.stderr + html(cap)
@@ -134,7 +140,9 @@ def test_every_error_is_reported_not_only_the_first(ip: Any) -> None:
 
 def test_warnings_are_shown(ip: Any) -> None:
     _, cap = run(ip, "net --show none", SEED_EXAMPLE + "declare input unused\n")
-    assert plain(cap) == ["net.tf: line 13: warning: 'unused' is declared but never used"]
+    assert plain(cap) == [
+        "net.tf: line 13 (line 14 of the cell): warning: 'unused' is declared but never used"]
+    assert "net.tf: line 13 (line 14 of the cell): &#x27;unused&#x27;" in html(cap)
     assert "net" in ip.user_ns
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tenflang_nb.lexer import MAGIC_LINE_PATTERN, css_class
+
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 REQUIRED = (
@@ -115,6 +117,32 @@ class TestNotebook:
             if cell["cell_type"] == "code" and "%%tenflang" in source:
                 assert source.lstrip().startswith("%%tenflang"), \
                     f"cell {i}: %%tenflang must be the cell's first line"
+
+
+    def test_tenflang_cells_say_their_language(self, path: Path) -> None:
+        """nbconvert's exports highlight a cell marked so with the TenFlang lexer, its body
+        too (IPython's lexer colours only a cell magic's first line)."""
+        for i, cell in enumerate(_load(path)["cells"]):
+            if cell["cell_type"] == "code" and re.match(MAGIC_LINE_PATTERN, _source(cell)):
+                assert cell["metadata"].get("magics_language") == "tenflang", \
+                    f"cell {i} is TenFlang, but not marked so; {REFRESH}"
+
+
+def test_an_export_highlights_a_tenflang_cells_body() -> None:
+    """What the marked cells are for: nbconvert's HTML shows the body's kinds, operators..."""
+    nbconvert = pytest.importorskip("nbconvert")
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell("%%tenflang net\ndeclare input x\ndefine y = mul x x")
+    nb = nbformat.v4.new_notebook(cells=[cell], metadata={
+        "language_info": {"name": "python", "pygments_lexer": "ipython3"}})
+    exporter = nbconvert.HTMLExporter(template_name="lab")
+    plain, _ = exporter.from_notebook_node(nb)
+    cell.metadata["magics_language"] = "tenflang"
+    marked, _ = exporter.from_notebook_node(nb)
+    for category, word in (("kind", "input"), ("operator", "mul"), ("magic", "%%tenflang")):
+        span = f'<span class="{css_class(category).split("-")[0]} {css_class(category)}">{word}'
+        assert span in marked and span not in plain, category
 
 
 def test_sanitizer_file() -> None:

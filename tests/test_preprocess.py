@@ -726,3 +726,32 @@ def test_vectors_misused_in_plain_defines(line: str, message: str, column: int) 
 def test_error_line_counts_blank_and_macro_lines() -> None:
     d = error("", BINARY, "", "", "declare_vector input x 3", "", "declare_vector input y 0")
     assert d.line == 7
+
+
+# ------------------------------------------------------------------------------ derived names
+
+@pytest.mark.parametrize(("text", "token", "made", "what"), [
+    (f"declare_vector input {'x' * 1000} 3\n", 2, ".2", "a vector of 3 components"),
+    ("declare_vector input x 3\ndeclare_vector weight w 3\n"
+     f"declare intvar {'s' * 999}\ndefine {'s' * 999} = dot x w\n", 1, ".4",
+     "the result of dot"),
+    ("#macro z = negtanh x; declare intvar q; define q = tanh x; define z = neg q\n"
+     f"declare input x\ndeclare intvar {'y' * 999}\ndefine {'y' * 999} = negtanh x\n",
+     1, "_q0", "the result of macro 'negtanh'"),
+])
+def test_a_name_too_long_for_the_names_made_from_it_is_refused_on_its_line(
+        text: str, token: int, made: str, what: str) -> None:
+    # the original's names (x.0, s.4, y_q0) are made from the user's: a name within the
+    # limit must not make one beyond it (issue 16, item 9); they are the original's, so the
+    # name is refused where it is written, with the room it has
+    with pytest.raises(TenFlangError) as err:
+        preprocess_text(text, "long.tf")
+    d = err.value.first
+    name = text.splitlines()[d.line - 1].split()[token]
+    assert d.message.startswith(f"a name of {len(name)} characters is too long to be {what}: "
+                                f"this line makes the name '")
+    assert f"{made}' from it, of {len(name) + len(made)} characters (at most 1000)" \
+        in d.message
+    assert d.hint == f"a name of at most {1000 - len(made)} characters"
+    shorter = text.replace(name, name[:1000 - len(made)])
+    preprocess_text(shorter, "long.tf")  # the room it says is enough

@@ -1,5 +1,6 @@
 """Random valid programs (hypothesis): GCP gradients must match central differences, and so
-must the forward-mode program's (which must also equal the GCP's).
+must the forward-mode program's (which must also equal the GCP's); the Hessian-vector
+program's H v must match central differences of the GCP's gradient along a random direction.
 
 The generator builds a straight-line program line by line while computing every value with its
 own numpy reference (not TenFlang's kernels), choosing operands so that each function is smooth
@@ -18,7 +19,14 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import hypothesis_settings
-from helpers_fd import assert_forward_mode, fd_gradient, gcp_gradients, loss_of
+from helpers_fd import (
+    assert_forward_mode,
+    assert_hvp,
+    direction,
+    fd_gradient,
+    gcp_gradients,
+    loss_of,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -308,6 +316,7 @@ def _check_gradients(case: Case, full: bool) -> None:
             assert again.kind(f"d/L/d/{name}") == "output"
     if not full:
         assert_forward_mode(shape, gcp, values, case.weights, rtol=1e-5, atol=tol)
+        assert_hvp(shape, values)
 
 
 @hypothesis_settings(80)
@@ -347,3 +356,15 @@ def test_random_programs_batched(case: Case) -> None:
         fd = np.mean([fd_gradient(shape, ex, w) for ex in examples], axis=0)
         np.testing.assert_allclose(grads[w], fd, rtol=1e-5, atol=tol,
                                    err_msg=f"{w}\n{case.source}")
+    # H v of the mean loss, through the plan as training runs it, against central differences
+    # of the GCP's mean gradient (the trainer's) along v
+    v = direction(shape)
+    product = api.curvature(shape, data if data else [{}], weights).hvp(v)
+    h = 1e-5 / max(float(np.max(np.abs(v[w]), initial=0.0)) for w in case.weights)
+    moved = [trainer.reset({w: weights[w] + s * h * v[w] for w in case.weights})
+             or trainer.evaluate()[1] for s in (1, -1)]
+    scale = max([1.0] + [float(np.max(np.abs(g))) for g in (*grads.values(), *product.values())])
+    for w in case.weights:
+        fd = (moved[0][w] - moved[1][w]) / (2 * h)
+        np.testing.assert_allclose(product[w], fd, rtol=1e-4, atol=1e-6 * scale,
+                                   err_msg=f"H v, {w}\n{case.source}")

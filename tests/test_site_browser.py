@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 import pytest
-from browser_support import CHROMIUM_FLAGS, require_chromium, save_screenshot
+from browser_support import CHROMIUM_FLAGS, css_rgb, require_chromium, save_screenshot
 from docs_support import TOUR, SiteBuild, site_tools
-from stepper_support import back_to_step, shown, step_through, tutorial_run
+from stepper_support import back_to_step, predict_through, shown, step_through, tutorial_run
 
 pytestmark = pytest.mark.browser
 
@@ -118,15 +118,17 @@ def _scroll_to(element: Locator) -> None:
 
 
 def _assert_one_line_per_row(listing: Locator, selector: str, what: str) -> int:
-    """Each line below the one before, at the same left edge, one text line tall."""
+    """Each line right below the one before, at the same left edge, a whole number of text
+    rows tall (a long line wraps at the pane's edge: one row, or more)."""
     boxes: list[list[float]] = listing.evaluate(BOXES_JS, selector)
     assert len(boxes) >= 5, f"{what}: only {len(boxes)} lines"
-    height = boxes[0][2]
+    height = min(box[2] for box in boxes)
     assert 8 < height < 40, f"{what}: a line is {height:.0f} px tall"
-    for (top0, left0, _), (top1, left1, h1) in pairwise(boxes):
+    for (top0, left0, h0), (top1, left1, h1) in pairwise(boxes):
         assert abs(left1 - left0) < 1, f"{what}: lines do not start at the same left edge"
-        assert abs(top1 - top0 - height) < 2, f"{what}: a line is not right below the last"
-        assert abs(h1 - height) < 2, f"{what}: a line wraps onto {h1 / height:.1f} rows"
+        assert abs(top1 - top0 - h0) < 2, f"{what}: a line is not right below the last"
+        rows = h1 / height
+        assert abs(rows - round(rows)) < 0.1, f"{what}: a line is {rows:.2f} rows tall"
     return len(boxes)
 
 
@@ -235,7 +237,9 @@ def test_hover_brings_the_backward_block_into_view(built: SiteBuild, browser: Br
     assert block.count() == 9, block.count()  # the comment and the lines of d/L/d/a, d/a/d/w
     for i in range(block.count()):
         assert block.nth(i).evaluate(IN_PANE_JS), f"backward line {i} is out of the pane's view"
-    height = gcp_pane.evaluate("p => p.clientHeight / p.querySelector('.tf-line').offsetHeight")
+    # in text rows (a long line wraps: the shortest line is one row)
+    height = gcp_pane.evaluate("p => p.clientHeight / Math.min(...[...p.querySelectorAll("
+                               "'.tf-line')].map(line => line.offsetHeight))")
     assert height >= 30, f"the GCP pane shows only {height:.0f} lines"
     shot = save_screenshot(page, "site_hover_backward_block")
     view.assert_clean()
@@ -243,8 +247,9 @@ def test_hover_brings_the_backward_block_into_view(built: SiteBuild, browser: Br
 
 
 def test_stepper_on_the_website(built: SiteBuild, browser: BrowserContext) -> None:
-    """Notebook 02's stepper, from its stored output: the fan program's forward and backward
-    pass, buttons, keys, slider, play/pause; a's two contributions arrive and add up."""
+    """Notebook 02's steppers, from their stored output: the fan program's forward and
+    backward pass, buttons, keys, slider, play/pause; a's two contributions arrive and add
+    up; then the same in predict mode, questions answered on the page."""
     run = tutorial_run()
     view = open_site_page(browser, built, BACKPROP)
     page = view.page
@@ -262,10 +267,74 @@ def test_stepper_on_the_website(built: SiteBuild, browser: BrowserContext) -> No
     assert shown(stepper)["labels"]["a"][1] == "grad 1.354"
     view.assert_clean()
 
+    # the same program in predict mode, answered from the page: a hint, a right value, a
+    # value revealed, the score (the questions and hints are in the stored output)
+    predicting = page.locator(".tf-stepper").nth(1)
+    expect(predicting.locator(".tf-step-score")).to_have_text("6 to predict")
+    _scroll_to(predicting)
+    shots = predict_through(page, predicting, tutorial_run(predict=True), "site_predict")
+    view.assert_clean()
+
     dark = open_site_page(browser, built, BACKPROP, dark=True)
     dark_stepper = dark.page.locator(".tf-stepper").first
     back_to_step(dark_stepper, run, names.index("d/L/d/a") + 1)
     _scroll_to(dark_stepper)
     shot_dark = save_screenshot(dark.page, "site_stepper_dark")
     dark.assert_clean()
-    print(f"\nscreenshots: {shot_light}\n             {shot_dark}")
+    print(f"\nscreenshots: {shot_light}\n             {shot_dark}\n             "
+          + "\n             ".join(shots))
+
+
+# every wrapping listing of a page: (its scroll width, its width, its rows, its text rows)
+LISTINGS_JS = """() => [...document.querySelectorAll('pre.tf-gcp, pre.tf-shape')].map(pre => {
+    const rows = [...pre.querySelectorAll('.tf-line')];
+    const row = Math.min(...rows.map(r => r.getBoundingClientRect().height));
+    return [pre.scrollWidth, pre.clientWidth, rows.length,
+            rows.reduce((n, r) => n + Math.round(r.getBoundingClientRect().height / row), 0)];
+})"""
+# (text, colour, font weight) of each TenFlang token in the first %%tenflang cell's input
+TOKENS_JS = """() => {
+    const cell = [...document.querySelectorAll('.cell_input pre')]
+        .find(pre => pre.textContent.startsWith('%%tenflang'));
+    return [...cell.querySelectorAll('span[class*="-TenFlang"]')].map(span => [
+        span.textContent, [...span.classList].find(c => c.endsWith('-TenFlang')),
+        getComputedStyle(span).color, getComputedStyle(span).fontWeight]);
+}"""
+
+
+def test_tenflang_cells_and_long_lines_on_the_website(built: SiteBuild,
+                                                      browser: BrowserContext) -> None:
+    """A %%tenflang cell's body is highlighted as TenFlang (not only its magic line), in the
+    palette's colours (the editor's and the listings'), light and dark; a GCP's long lines
+    wrap at the pane's edge, nothing cut."""
+    from tenflang_nb.lexer import css_class
+    from tenflang_nb.palette import PALETTE
+
+    by_class = {css_class(category): colour for category, colour in PALETTE.items()}
+    shots = []
+    for dark in (False, True):
+        view = open_site_page(browser, built, TOUR, dark=dark)
+        tokens = view.page.evaluate(TOKENS_JS)
+        kinds = {text for text, cls, *_ in tokens if cls == css_class("kind")}
+        assert {"input", "weight", "loss"} <= kinds, tokens
+        assert ("mul", css_class("operator")) in [(t[0], t[1]) for t in tokens]
+        for text, cls, color, weight in tokens:
+            colour = by_class[cls]
+            assert color == css_rgb(colour.dark if dark else colour.light), (text, cls, color)
+            assert (int(weight) >= 700) == colour.bold, (text, cls, weight)
+        cell = view.page.locator(".cell_input", has_text="%%tenflang").first
+        _scroll_to(cell)
+        shots.append(save_screenshot(view.page, f"site_tour_tenflang_cell{'_dark' * dark}"))
+        view.assert_clean()
+    # the digits classifier's GCP: comments and lines wider than the site's column
+    view = open_site_page(browser, built, "notebooks/04_digits_classifier")
+    listings = view.page.evaluate(LISTINGS_JS)
+    assert listings, "no listings"
+    for scroll, width, *_ in listings:
+        assert scroll <= width, f"a listing is cut: {scroll} px wide in {width} px"
+    assert any(text_rows > rows for *_, rows, text_rows in listings), "no line wrapped"
+    gcp = view.page.locator("pre.tf-gcp").first
+    _scroll_to(gcp.locator("xpath=../.."))
+    shots.append(save_screenshot(view.page, "site_digits_gcp_wrapped"))
+    view.assert_clean()
+    print("\nscreenshots: " + "\n             ".join(str(s) for s in shots))

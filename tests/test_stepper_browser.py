@@ -7,7 +7,12 @@
   second stepper on the page does not move. Then the notebook is saved and reopened: its
   stored stepper still steps. And ``notebooks/02_backprop_by_hand.ipynb`` opened as it is
   committed (untrusted: Lab strips scripts, styles and SVG) shows the table of every step.
-* Notebook 7: the same cell, stepped through the same way.
+* A stepper on tensors (a small MLP): at every step each heatmap cell has the colour Python
+  gives its entry and its value as title, and the caption its dimension analysis.
+* Predict mode (notebook 02's fan program): the questions answered with the keyboard, a wrong
+  value's hint, a right one revealing the line, one revealed with a click, the score; on the
+  MLP, each tensor question outlines its entry on the heatmap.
+* Notebook 7: the same cells, stepped through the same way.
 * The same notebook exported by nbconvert and opened from its file, no kernel, no network.
 
 The website (``tests/test_site_browser.py``) checks the stepper of notebook 02 there.
@@ -33,7 +38,23 @@ from browser_support import (
     save_screenshot,
     wait_for_kernel,
 )
-from stepper_support import TUTORIAL, assert_at, back_to_step, expected, step_through, tutorial_run
+from stepper_support import (
+    FAN_CELLS,
+    MLP,
+    MLP_CELL,
+    MLP_PREDICT_CELL,
+    TUTORIAL,
+    assert_at,
+    assert_heatmaps,
+    assert_outlined,
+    back_to_step,
+    expected,
+    fan_predict_run,
+    mlp_run,
+    predict_through,
+    step_through,
+    tutorial_run,
+)
 
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.notebook.model import TenFlangModel
@@ -47,7 +68,13 @@ CELLS = [
     "%load_ext tenflang_nb",
     '%%tenflang net --show step --example "{x: 1.5, y: 0.2}"\n' + SEED_EXAMPLE,
     'net.stepper({"x": -1.0, "y": 0.9})',
+    "%%tenflang mlp --show none\n" + MLP,
+    "import numpy as np\n" + MLP_CELL,
+    *FAN_CELLS,
+    MLP_PREDICT_CELL,
 ]
+# the net's (the magic's), another of the net, the MLP's, the fan's and the MLP's to predict
+STEPPERS = 5
 LOCAL = ("file:", "data:", "blob:", "about:")
 
 pytestmark = pytest.mark.browser
@@ -117,23 +144,43 @@ def _errors(page: Page) -> list[str]:
 
 
 def _open_and_run(page: Page, server: LabServer, path: str, notebook: str
-                  ) -> tuple[Locator, Locator]:
-    """Open the scratch notebook at ``path``, run every cell; its two steppers."""
+                  ) -> list[Locator]:
+    """Open the scratch notebook at ``path``, run every cell; its steppers."""
     page.goto(server.url(path))
     page.locator(".jp-Notebook .jp-Cell").first.wait_for()
     wait_for_kernel(server, notebook)
     _run_all(page)
     assert not _errors(page), _errors(page)
     steppers = page.locator(".jp-OutputArea-output .tf-stepper")
-    expect(steppers).to_have_count(2)
-    return steppers.nth(0), steppers.nth(1)
+    expect(steppers).to_have_count(STEPPERS)
+    return [steppers.nth(i) for i in range(STEPPERS)]
+
+
+def check_tensors(page: Page, stepper: Locator, name: str) -> str:
+    """Step through the MLP: every heatmap and caption at every step; a screenshot at the
+    step that makes W2's gradient (its path)."""
+    run = mlp_run()
+    to_top(stepper)
+    assert_at(stepper, run, 0)
+    assert_heatmaps(stepper, run, 0)
+    for k in range(1, len(run.steps) + 1):
+        stepper.locator(".tf-step-next").click()
+        assert_at(stepper, run, k)
+        assert_heatmaps(stepper, run, k)
+    at = next(i for i, s in enumerate(run.steps, 1) if s.name == "d/lambda/d/W2")
+    back_to_step(stepper, run, at)
+    assert_heatmaps(stepper, run, at)
+    assert "the only product of the two with that shape" in expected(run, at).dims
+    to_top(stepper)
+    return str(save_screenshot(page, name))
 
 
 def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     notebook = f"notebooks/{SCRATCH}"
     page_errors: list[str] = []
     page.on("pageerror", lambda error: page_errors.append(str(error)))
-    first, second = _open_and_run(page, lab, f"lab/tree/{notebook}", notebook)
+    first, second, mlp, fan, mlp_predict = _open_and_run(page, lab, f"lab/tree/{notebook}",
+                                                         notebook)
     expect(first.locator(".tf-step-live")).to_be_visible()
     expect(first.locator(".tf-step-static")).to_be_hidden()
     run, other = seed_run(EXAMPLE), seed_run(OTHER)
@@ -150,6 +197,12 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     back_to_step(first, run, 10)
     to_top(page.locator(".jp-Notebook .jp-CodeCell").nth(1))
     shot_lab = save_screenshot(page, "stepper_lab_backward")
+    shot_tensors = check_tensors(page, mlp, "stepper_lab_tensors")
+    shots_predict = predict_through(page, fan, fan_predict_run(), "stepper_lab_predict")
+    assert_outlined(page, mlp_predict, mlp_run(predict=True))
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    expect(cells).to_have_count(len(CELLS))  # no key typed went to the notebook
+    expect(page.locator(".jp-Notebook .jp-MarkdownCell")).to_have_count(0)
     assert not page_errors, page_errors
 
     # saved and reopened: the stored output steps again (it is trusted: this user ran it)
@@ -182,9 +235,15 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     tutorial = page.locator(".jp-NotebookPanel").filter(
         has=page.locator("h1", has_text="Backpropagation by hand"))
     tutorial.locator(".jp-Cell").first.wait_for()
-    stored = tutorial.locator(".jp-OutputArea-output").filter(
+    steppers = tutorial.locator(".jp-OutputArea-output").filter(
         has_text="Stepping through the GCP")
-    expect(stored).to_have_count(1)
+    expect(steppers).to_have_count(2)  # the fan's, and the same in predict mode
+    predicting = steppers.nth(1)
+    expect(predicting.locator(".tf-step-live")).to_have_count(0)
+    assert "Predict mode (6 adjoints to predict) needs the stepper's script" in \
+        " ".join(predicting.inner_text().split())
+    expect(predicting.locator("input")).to_have_count(0)
+    stored = steppers.nth(0)
     expect(stored.locator(".tf-step-live")).to_have_count(0)
     table = stored.locator("table")
     expect(table).to_be_visible()
@@ -203,7 +262,8 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     time.sleep(0.2)
     shot_picture = save_screenshot(page, "stepper_lab_untrusted_picture")
     assert not page_errors, page_errors
-    print(f"\nscreenshots: {shot_lab}\n             {shot_untrusted}\n             {shot_picture}")
+    print(f"\nscreenshots: {shot_lab}\n             {shot_tensors}\n             {shot_untrusted}"
+          f"\n             {shot_picture}\n             " + "\n             ".join(shots_predict))
 
 
 def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:
@@ -218,7 +278,8 @@ def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:
         # on load, with any notebook: only errors from elsewhere (the outputs) count here
         page.on("pageerror", lambda error: None if "/static/notebook/" in (error.stack or "")
                 else page_errors.append(str(error)))
-        first, second = _open_and_run(page, server, f"notebooks/{SCRATCH}", SCRATCH)
+        first, second, mlp, fan, mlp_predict = _open_and_run(page, server,
+                                                             f"notebooks/{SCRATCH}", SCRATCH)
         run, other = seed_run(EXAMPLE), seed_run(OTHER)
         to_top(first)
         step_through(page, first, run)
@@ -226,8 +287,14 @@ def test_stepper_in_notebook7(tmp_path: Path, page: Page) -> None:
         back_to_step(first, run, 10)
         to_top(page.locator(".jp-Notebook .jp-CodeCell").nth(1))
         shot_nb7 = save_screenshot(page, "stepper_notebook7")
+        shot_tensors = check_tensors(page, mlp, "stepper_notebook7_tensors")
+        shots = predict_through(page, fan, fan_predict_run(), "stepper_notebook7_predict")
+        assert_outlined(page, mlp_predict, mlp_run(predict=True))
+        expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(len(CELLS))
+        expect(page.locator(".jp-Notebook .jp-MarkdownCell")).to_have_count(0)
         assert not page_errors, page_errors
-    print(f"\nscreenshot: {shot_nb7}")
+    print(f"\nscreenshots: {shot_nb7}\n             {shot_tensors}\n             "
+          + "\n             ".join(shots))
 
 
 # ------------------------------------------------------------------------------ nbconvert
@@ -268,8 +335,8 @@ def test_stepper_in_an_nbconvert_export_without_kernel_or_network(tmp_path: Path
     assert all(re.match(r"https://cdnjs\.cloudflare\.com/", url) for url in blocked), blocked
 
     steppers = page.locator(".tf-stepper")
-    expect(steppers).to_have_count(2)
-    first, second = steppers.nth(0), steppers.nth(1)
+    expect(steppers).to_have_count(STEPPERS)
+    first, second, mlp, fan, mlp_predict = (steppers.nth(i) for i in range(STEPPERS))
     run, other = seed_run(EXAMPLE), seed_run(OTHER)
     to_top(first)
     step_through(page, first, run)
@@ -277,7 +344,11 @@ def test_stepper_in_an_nbconvert_export_without_kernel_or_network(tmp_path: Path
     back_to_step(first, run, 10)
     to_top(first)
     shot_export = save_screenshot(page, "stepper_nbconvert")
+    shot_tensors = check_tensors(page, mlp, "stepper_nbconvert_tensors")
+    shots = predict_through(page, fan, fan_predict_run(), "stepper_nbconvert_predict")
+    assert_outlined(page, mlp_predict, mlp_run(predict=True))
     assert not page_errors, page_errors
     want = expected(run, 10)
     print(f"\nexport: {len(body) // 1024} KB; refused {len(blocked)} CDN requests; at step 10: "
-          f"{want.caption}\nscreenshot: {shot_export}")
+          f"{want.caption}\nscreenshots: {shot_export}\n             {shot_tensors}\n"
+          "             " + "\n             ".join(shots))

@@ -184,6 +184,33 @@ def test_expanded_listing_says_where_each_line_was_written() -> None:
             n, s.src.line, str(s))
 
 
+def test_long_lines_wrap_when_sanitized() -> None:
+    """A long line wraps at its pane's edge rather than running past it: inline styles,
+    which the sanitizer keeps; its rows stay inline there (as blocks their text would read
+    with a blank line between lines), so the indent under the code is the stylesheet's."""
+    name = "the_first_weight_of_the_hidden_layer_of_a_network"
+    model = TenFlangModel(f"declare input x\ndeclare weight {name}\ndeclare loss L\n"
+                          f"define L = mul x {name}\n", "long")
+    html = model.show("gcp,expanded").html
+    tree = sanitize_tree(html)
+    for cls, before in (("tf-shape", 0), ("tf-gcp", 0), ("tf-expanded-code", 4)):
+        pane = tree.find_all("pre", cls)[0]
+        assert pane.styles()["white-space"] == "pre-wrap", cls
+        assert pane.styles()["overflow-wrap"] == "break-word", cls  # a long name too
+        # at a space where there is one (JupyterLab's pre breaks anywhere: break-all)
+        assert pane.styles()["word-break"] == "normal", cls
+        rows = pane.find_all("span", "tf-line")
+        assert rows and not any(row.styles() for row in rows), cls
+        # trusted, the stylesheet indents a wrapped line's rest to its code: past the number
+        # and its two spaces (and, expanded, where the line was written)
+        styled = parse(html).find_all("pre", cls)[0]
+        width = len(str(len(rows)))
+        assert styled.styles()["--tf-hang"] == str(width + 2 + before), cls
+    css = re.sub(r"\s+", " ", _static("tenflang.css"))
+    assert ("pre.tf-hang > .tf-line { padding-left: calc(4px + var(--tf-hang) * 1ch); "
+            "text-indent: calc(var(--tf-hang) * -1ch); }") in css
+
+
 def test_listing_lines_are_one_row_each_when_styled(seed: TenFlangModel) -> None:
     """Trusted, a line is a block (a highlight spans the row) ending in its newline: no
     blank row between lines, and the numbers cannot be selected with the code."""

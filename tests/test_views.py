@@ -18,6 +18,7 @@ from tenflang_nb.core.graph import DataFlowGraph
 from tenflang_nb.notebook.model import TenFlangModel
 from tenflang_nb.notebook.views import drawing, parse_views
 from tenflang_nb.notebook.views.diagnostics import error_view, warnings_view
+from tenflang_nb.palette import PALETTE
 
 XOR = XOR_SHAPE
 VECTORS = VECTOR_PROGRAM
@@ -147,7 +148,13 @@ def test_full_gcp_and_line_counts(seed: TenFlangModel) -> None:
     counts = Elements(html).having("data-tf-gcp-lines")[0]
     assert (counts["data-tf-gcp-lines"], counts["data-tf-gcp-other"]) == (
         str(len(full.lines)), str(len(pruned.lines)))
-    assert f"{len(full.lines)} lines full · {len(pruned.lines)} lines pruned" in html
+    assert (f"{len(full.lines)} lines, every adjoint ({len(pruned.lines)} with only what "
+            "the weights' gradients need)") in html
+    # the pruned GCP does not read as "lines removed": what it keeps, and how to see the rest
+    html = seed.show("gcp").html
+    assert (f"{len(pruned.lines)} lines, only what the weights' gradients need "
+            f"({len(full.lines)} with every adjoint: --full)") in html
+    assert "pruned" not in html.split("tf-counts")[1].split("</h4>")[0]
 
 
 def test_shape_lines_name_what_they_declare(seed: TenFlangModel) -> None:
@@ -172,9 +179,14 @@ def test_expanded_listing_points_to_the_user_line() -> None:
 
 
 def test_code_is_highlighted_with_inline_styles(seed: TenFlangModel) -> None:
-    html = seed.show("gcp").html
-    assert '<span style="color: #008000; font-weight: bold">declare</span>' in html
-    assert 'class="k"' not in html  # no Pygments stylesheet needed
+    """In the palette's colours (the editor's too), inline: no Pygments stylesheet needed."""
+    html = seed.show("gcp").html.lower()
+    for category, word in (("instruction", "declare"), ("kind", "weight"), ("operator", "mul"),
+                           ("derivative", "d/lambda/d/w")):
+        colour = PALETTE[category]
+        style = f"color: {colour.light}" + ("; font-weight: bold" if colour.bold else "")
+        assert f'<span style="{style}">{word}</span>' in html, category
+    assert 'class="k"' not in html
 
 
 def test_hover_script_and_css_come_with_every_view(seed: TenFlangModel) -> None:

@@ -9,6 +9,7 @@ import type { IEditorExtensionFactory } from '@jupyterlab/codemirror';
 import type { IPlugin } from '@lumino/coreutils';
 
 import { tenflangCells } from './cells';
+import { installStyle } from './language';
 
 // JupyterFrontEndPlugin<void> is this type; typing it so spares @jupyterlab/application.
 const plugin: IPlugin<unknown, void> = {
@@ -17,6 +18,7 @@ const plugin: IPlugin<unknown, void> = {
   autoStart: true,
   requires: [IEditorExtensionRegistry],
   activate: (_app: unknown, registry: IEditorExtensionRegistry): void => {
+    installStyle(document);
     registry.addExtension({
       name: 'tenflang-nb:highlight',
       // Called for every editor JupyterLab makes: cells, consoles, file editors.

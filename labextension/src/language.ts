@@ -2,15 +2,16 @@
  * TenFlang as a CodeMirror 6 language: a line tokenizer mirroring the Pygments lexer
  * (tenflang_nb/lexer.py), plus the `%%tenflang` magic line that opens a notebook cell.
  *
- * Every token gets a TenFlang tag whose parent is a standard tag, so JupyterLab's own
- * highlight style (and any theme) colours it, while `tenflangClasses` adds a stable
- * `cm-tenflang-<category>` class that tests and user CSS can rely on.
+ * Every token gets a TenFlang tag whose parent is a standard tag (what a theme knows it as),
+ * and `tenflangClasses` adds a stable `cm-tenflang-<category>` class, which the palette's
+ * stylesheet (`STYLE`, from tenflang_nb/palette.py: the notebook's listings use the same
+ * colours) colours: `installStyle` puts it in the page once.
  */
 import { LanguageSupport, StreamLanguage, syntaxHighlighting } from '@codemirror/language';
 import type { StringStream } from '@codemirror/language';
 import { Tag, tagHighlighter, tags as t } from '@lezer/highlight';
 
-import { PATTERNS, WORDS } from './words';
+import { PATTERNS, STYLE, WORDS } from './words';
 
 /** The word lists written by `python -m tenflang_nb.editor_words` (see src/words.ts). */
 export interface IWords {
@@ -39,10 +40,25 @@ export interface IPatterns {
   number: string;
   /** A lookahead: a word ends where a name could not go on (`.`, `/`, `:` included). */
   end: string;
+  /** The magic that makes a cell TenFlang: `%%tenflang` or a sibling `%%tenflang_<x>`. */
+  magic: string;
 }
 
 /** A cell is TenFlang when its first line calls `%%tenflang` or a sibling `%%tenflang_<x>`. */
-export const MAGIC_LINE = /^%%tenflang(?:_\w+)?(?=\s|$)/;
+export const MAGIC_LINE = new RegExp(`^${PATTERNS.magic}`);
+
+const STYLE_ID = 'tenflang-nb-palette';
+
+/** Put the palette's stylesheet into `doc` (once: a second call changes nothing). */
+export function installStyle(doc: Document): void {
+  if (doc.getElementById(STYLE_ID)) {
+    return;
+  }
+  const style = doc.createElement('style');
+  style.id = STYLE_ID;
+  style.textContent = STYLE;
+  doc.head.appendChild(style);
+}
 
 // Parents are tags JupyterLab's highlight style colours (see its jupyterHighlightStyle). A
 // modified tag cannot be a parent: those categories modify a TenFlang sub-tag instead, which
@@ -105,6 +121,8 @@ interface IState {
   head: string;
   /** The previous token was `=`. */
   afterEquals: boolean;
+  /** The macros the `#macro` lines above defined: applied like operators. */
+  macros: string[];
 }
 
 function newLine(state: IState): void {
@@ -127,7 +145,10 @@ function magicToken(stream: StringStream, state: IState): Category {
   if (stream.eat('=')) {
     return 'equals'; // --lr=0.5: the value follows
   }
-  stream.match(/^\S+/);
+  // a quoted value is one word: --example "{x: 1.5, y: 0.2}"
+  if (!stream.match(/^"[^"]*"?/) && !stream.match(/^'[^']*'?/)) {
+    stream.match(/^\S+/);
+  }
   const category = state.wantValue ? 'value' : 'model';
   state.wantValue = false;
   return category;
@@ -136,7 +157,7 @@ function magicToken(stream: StringStream, state: IState): Category {
 function wordCategory(
   word: string,
   stream: StringStream,
-  head: string,
+  state: IState,
   afterEquals: boolean
 ): Category {
   if (INSTRUCTIONS.has(word)) {
@@ -151,10 +172,13 @@ function wordCategory(
   if (RESERVED.has(word)) {
     return 'reserved';
   }
-  // Not (yet) in the bundled list, but where an operator goes: `define n = OP operand`.
-  // An operator added to the Python table is then coloured before the bundle is rebuilt.
-  if (afterEquals && APPLYING.has(head) && stream.match(/^[ \t]+[^\s#;]/, false)) {
-    return 'operator';
+  // Where an operator goes (`define n = OP operand`) only an operator, or a macro, is one:
+  // anything else there is misspelled (`logstic`), and shows so before the cell runs.
+  if (afterEquals && APPLYING.has(state.head) && stream.match(/^[ \t]+[^\s#;]/, false)) {
+    if (state.head === WORDS.macro[0] && !state.macros.includes(word)) {
+      state.macros.push(word); // `#macro c = NAME a; ...` defines NAME
+    }
+    return state.macros.includes(word) ? 'operator' : 'invalid';
   }
   return 'name';
 }
@@ -190,7 +214,7 @@ function programToken(stream: StringStream, state: IState): Category {
   }
   const word = stream.match(WORD) as RegExpMatchArray | null;
   if (word) {
-    const category = wordCategory(word[0], stream, state.head, afterEquals);
+    const category = wordCategory(word[0], stream, state, afterEquals);
     if (!state.head) {
       state.head = word[0];
     }
@@ -206,7 +230,14 @@ function programToken(stream: StringStream, state: IState): Category {
 /** The TenFlang stream language (its parse is line by line, like the language). */
 export const tenflangLanguage = StreamLanguage.define<IState>({
   name: 'tenflang',
-  startState: () => ({ line: 0, magic: false, wantValue: false, head: '', afterEquals: false }),
+  startState: () => ({
+    line: 0,
+    magic: false,
+    wantValue: false,
+    head: '',
+    afterEquals: false,
+    macros: []
+  }),
   blankLine: state => newLine(state),
   token(stream, state) {
     if (stream.sol()) {

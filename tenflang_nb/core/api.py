@@ -23,11 +23,14 @@ from .backprop import Gcp, compile_program
 from .backprop_check import DRAWS, BackpropCheck
 from .backprop_check import check_backprop as _check_backprop
 from .cost import ModeComparison, compare_modes
+from .curvature import Curvature, Eigen
 from .datafiles import DataTable
 from .errors import TenFlangError
 from .forward import ForwardProgram
 from .forward import compile_forward as compile_forward_program
-from .lexical import GIVEN_KINDS
+from .hvp import HvpProgram
+from .hvp import compile_hvp as compile_hvp_program
+from .lexical import GIVEN_KINDS, direction_name, tangent_name
 from .plan import Plan, interpret, plain
 from .preprocess import preprocess_text
 from .program import Program, ancestors, check, parse
@@ -36,11 +39,11 @@ from .textio import read_text
 from .train import GradientDescent, TrainResult, Weights, gcp_weights, initial_weights
 
 __all__ = [
-    "BackpropCheck", "DataTable", "ForwardProgram", "Gcp", "GradientDescent", "ModeComparison",
-    "Program", "TenFlangError", "TrainResult", "TrainSettings", "check", "check_backprop",
-    "compare_modes", "compile", "compile_forward", "evaluate", "first_nonfinite", "gcp_weights",
-    "initial_weights", "interpret", "load_data", "parse", "parse_file", "preprocess", "train",
-    "trainer",
+    "BackpropCheck", "Curvature", "DataTable", "Eigen", "ForwardProgram", "Gcp",
+    "GradientDescent", "HvpProgram", "ModeComparison", "Program", "TenFlangError", "TrainResult",
+    "TrainSettings", "check", "check_backprop", "compare_modes", "compile", "compile_forward",
+    "compile_hvp", "curvature", "evaluate", "first_nonfinite", "gcp_weights", "initial_weights",
+    "interpret", "load_data", "parse", "parse_file", "preprocess", "train", "trainer",
 ]
 
 
@@ -85,14 +88,65 @@ def compile_forward(program: Program | str) -> ForwardProgram:
     return compile_forward_program(program)
 
 
+def compile_hvp(program: Program | Gcp | str) -> HvpProgram:
+    """Compile a shape program (or its text, or its GCP) to its Hessian-vector program
+    (``tfcompiler --hvp``): the GCP, then the derivative along a direction ``v/<w>`` (one
+    input per weight) of every value the gradients need; its outputs ``dv/d/L/d/w``,
+    averaged over examples, are H v.
+
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> hvp = compile_hvp(SEED_EXAMPLE)
+    >>> hvp.directions, hvp.hvp_names(), hvp.gradient_names()
+    ({'w': 'v/w'}, {'w': 'dv/d/lambda/d/w'}, {'w': 'd/lambda/d/w'})
+    """
+    if isinstance(program, str):
+        program = parse(program)
+    return compile_hvp_program(program)
+
+
+def curvature(program: Program | Gcp | str, data: Any, weights: Weights) -> Curvature:
+    """The curvature of the mean loss over ``data`` at ``weights``: ``.hvp(v)`` (H v),
+    ``.gradient()``, ``.top_eigenvalue()`` (power iteration) and ``.newton()`` (Newton's
+    method by conjugate gradients), each from runs of the Hessian-vector program.
+
+    ``program``: a shape program (or its text, or its GCP), compiled with
+    :func:`compile_hvp`; or a Hessian-vector program (an :class:`HvpProgram`, or parsed).
+
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> c = curvature(SEED_EXAMPLE, {"x": [1.0, -1.0], "y": [0.9, 0.1]}, {"w": 0.0})
+    >>> round(c.top_eigenvalue().value, 6), round(c.hvp({"w": 2.0})["w"], 6)
+    (0.125, 0.25)
+    """
+    if isinstance(program, HvpProgram):
+        hvp_program = program.program()
+    elif isinstance(program, Program) and any(direction_name(w) in program.decls
+                                                for w in program.names("input")):
+        hvp_program = program
+    else:
+        hvp = compile_hvp(program)
+        if not hvp.weights:
+            raise TenFlangError.at(f"{hvp.shape.file} has no weights: its loss has no gradient, "
+                                   "so no Hessian", file=hvp.shape.file)
+        hvp_program = hvp.program()
+    table = load_data(data)
+    loss, grads = gcp_weights(hvp_program)
+    hv = [tangent_name(g) for g in grads.values()]
+    columns = bindings.training_columns(
+        hvp_program, table, [*grads, *(direction_name(w) for w in grads)],
+        [loss, *grads.values(), *hv])
+    return Curvature(hvp_program, columns, len(table), weights)
+
+
 def check_backprop(shape: Program | str, text: str, *, require: Any = None,
-                   draws: int = DRAWS, seed: int = 0, name: str | None = None) -> BackpropCheck:
+                   draws: int = DRAWS, seed: int = 0, name: str | None = None,
+                   formulas: bool = True) -> BackpropCheck:
     """Check backward lines written by hand for ``shape`` (a program or its text) against
     the compiler's GCP, line by line, on ``draws`` random draws of the inputs and weights.
 
     The result has ``.ok``, ``.first_wrong_line`` (the root wrong line, 1-based in ``text``,
     or None), ``.lines`` and ``.adjoints`` (each right, wrong or missing) and ``.report()``.
     ``require``: the adjoints ``ok`` needs (default: all the weights' gradients need).
+    ``formulas=False``: no hint spells out the compiler's formula (grading mode).
 
     >>> r = check_backprop("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n",
     ...                    "define d/L/d/w = mul 2 w")
@@ -100,7 +154,8 @@ def check_backprop(shape: Program | str, text: str, *, require: Any = None,
     (True, None, ['d/L/d/w'])
     """
     program = parse(shape) if isinstance(shape, str) else shape
-    return _check_backprop(program, text, require=require, draws=draws, seed=seed, name=name)
+    return _check_backprop(program, text, require=require, draws=draws, seed=seed, name=name,
+                           formulas=formulas)
 
 
 def load_data(data: Any, file: str = "<data>") -> DataTable:

@@ -16,6 +16,9 @@ d/v/d/w = `add (matmul da b) (matmul a db)`
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from . import ops
 from .backprop import LineEmitter, Tmp, line_vjp, local_partial
 from .formatting import fmt_shape
@@ -24,7 +27,8 @@ from .lexical import adjoint_name
 from .ops import Const, Op, Ref, Shape
 from .syntax import Define
 
-__all__ = ["derivative_cells", "derivative_table", "describe_operators", "operator_table"]
+__all__ = ["derivative_cells", "derivative_table", "describe_operators", "formula",
+           "operator_table"]
 
 OPERANDS = ("a", "b")
 RESULT = "v"
@@ -32,6 +36,29 @@ ADJOINT = "g"  # d/L/d/v
 TANGENTS = {"a": "da", "b": "db"}  # d/a/d/w, d/b/d/w
 WRT = "w"  # the weight of a forward sweep
 _DEFAULT_TENSOR_SHAPE: Shape = (3,)
+
+
+_OPERAND_RE = re.compile(r"(?<![A-Za-z])([ab])(?![A-Za-z])")
+
+
+def _group(text: str) -> str:
+    return f"({text})" if " " in text or text.startswith("-") else text
+
+
+def formula(op: str | None, args: Sequence[str]) -> str:
+    """The operator's formula (the table's ``math``) with the operands written in, as the
+    stepper's captions show a line.
+
+    >>> formula("logistic", ["z"]), formula("mul", ["2", "diff"]), formula("sub", ["1", "-0.5"])
+    ('1 / (1 + exp(-z))', '2 × diff', '1 - (-0.5)')
+    >>> formula(None, ["x"]), formula("matmul", ["g", formula("transpose", ["W"])])
+    ('x', 'g @ W^T')
+    """
+    if op is None:
+        return args[0]
+    named = dict(zip("ab", (_group(a) for a in args), strict=False))
+    text = _OPERAND_RE.sub(lambda m: named.get(m.group(1), m.group(1)), ops.OPS[op].math)
+    return text.replace(" * ", " × ")
 
 
 def _cases(op: Op) -> tuple[tuple[Shape, ...], ...]:

@@ -17,23 +17,25 @@ the weights table, the status line), the difference is a parameter (``style``, `
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 __all__ = [
-    "NOISE", "NULL", "STYLES", "fmt_assignments", "fmt_list", "fmt_number", "fmt_rel_error",
-    "fmt_seconds", "fmt_shape", "fmt_value",
+    "NOISE", "NULL", "STYLES", "did_you_mean", "fmt_assignments", "fmt_list", "fmt_number",
+    "fmt_rel_error", "fmt_seconds", "fmt_shape", "fmt_value",
 ]
 
 NULL = "null"  # a value never given: the word data files write (lexical reserves it), as shown
 NOISE = 1e-12  # a check report's magnitudes below this are the rounding noise of a zero
 
 Notation = Literal["g", "short", "plain"]
-Style = Literal["cell", "label", "step", "report", "weight"]
+Style = Literal["cell", "label", "step", "range", "report", "weight"]
 # Each style's significant digits for a number (entries of a tensor may get fewer).
-STYLES: dict[str, int] = {"cell": 6, "label": 4, "step": 4, "report": 4, "weight": 6}
+STYLES: dict[str, int] = {"cell": 6, "label": 4, "step": 4, "range": 3, "report": 4,
+                          "weight": 6}
 
 
 def fmt_number(x: float, digits: int = 6, *, notation: Notation = "g") -> str:
@@ -80,6 +82,8 @@ def fmt_value(value: Any, style: Style = "cell", *, digits: int | None = None) -
     - ``label`` (graph labels, small): as ``cell`` up to 4 entries; beyond, the first 3 to
       1 digit fewer and ``…`` (the label shows the shape already);
     - ``step`` (the stepper): the shape, then the entries; beyond 4, the first 3 and ``…``;
+    - ``range`` (the stepper's label of a tensor too big for a heatmap): the shape and the
+      smallest and largest entry;
     - ``report`` (check reports, plain text): the rounding noise of a zero as 0; the first 4
       entries, then ``...`` and the shape if there are more or it is not a vector;
     - ``weight`` (the weights table): a tensor as its shape and norm.
@@ -92,6 +96,8 @@ def fmt_value(value: Any, style: Style = "cell", *, digits: int | None = None) -
     ('0.1235', '[0, 1, 2, …]')
     >>> fmt_value(np.arange(5.0), "step"), fmt_value(np.array([[1.0, -2.0]]), "step")
     ('[5] 0, 1, 2, …', '[1×2] 1, -2')
+    >>> fmt_value(np.linspace(-0.41, 0.38, 2048).reshape(64, 32), "range")
+    '[64×32] from -0.41 to 0.38'
     >>> fmt_value(np.float64(-1e-17), "report"), fmt_value(np.arange(6.0).reshape(2, 3), "report")
     ('0', '[0, 1, 2, 3, ...] (shape [2, 3])')
     >>> fmt_value(0.12345678, "weight"), fmt_value(np.ones((2, 3)), "weight")
@@ -119,6 +125,12 @@ def fmt_value(value: Any, style: Style = "cell", *, digits: int | None = None) -
         more = ", …" if flat.size > 4 else ""
         head = _head(flat, 4 if flat.size <= 4 else 3, digits)
         return f"[{fmt_shape(array.shape, 'dims')}] {head}{more}"
+    if style == "range":
+        finite = flat[np.isfinite(flat)]
+        if not finite.size:
+            return f"[{fmt_shape(array.shape, 'dims')}] not finite"
+        low, high = (fmt_number(x, digits) for x in (finite.min(), finite.max()))
+        return f"[{fmt_shape(array.shape, 'dims')}] from {low} to {high}"
     if style == "report":
         more = ", ..." if flat.size > 4 else ""
         shape = f" (shape {fmt_shape(array.shape)})" if flat.size > 4 or array.ndim > 1 else ""
@@ -172,6 +184,17 @@ def fmt_seconds(seconds: float) -> str:
         if seconds >= least:
             return f"{fmt_number(seconds / scale, 2, notation='plain')} {unit}"
     raise AssertionError("unreachable")
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """"did you mean ...?" naming the choices closest to a misspelt ``word`` (None: none is
+    close).
+
+    >>> did_you_mean("sead", ["seed", "fan", "sum"]), did_you_mean("q", ["seed"])
+    ("did you mean 'seed'?", None)
+    """
+    close = difflib.get_close_matches(word, list(dict.fromkeys(choices)), n=3, cutoff=0.6)
+    return f"did you mean {fmt_list([repr(c) for c in close], 'or')}?" if close else None
 
 
 def fmt_list(items: Sequence[str], conjunction: str = "and") -> str:

@@ -51,7 +51,7 @@ from .backprop import (
     write_forward_pass,
 )
 from .graph import DataFlowGraph
-from .lexical import MAX_NAME_LENGTH
+from .lexical import derived_names
 from .ops import Const, Ref, Shape
 from .perf import gc_paused
 from .program import Program, parse
@@ -112,15 +112,7 @@ def sweeps_of(program: Program, weights: list[str]) -> list[Sweep]:
             sweeps.append(Sweep(w, (), w))
             continue
         indices = list(np.ndindex(shape))
-        suffixes = [".".join(map(str, i)) for i in indices]
-        room = MAX_NAME_LENGTH - 1 - max(map(len, suffixes))
-        k = 0
-        while True:
-            base = w[:max(1, room - k)] + "_" * k
-            labels = [f"{base}.{suffix}" for suffix in suffixes]
-            if taken.isdisjoint(labels):
-                break
-            k += 1
+        labels = derived_names(w, ["." + ".".join(map(str, i)) for i in indices], taken)
         taken.update(labels)
         sweeps.extend(Sweep(w, i, label) for i, label in zip(indices, labels, strict=True))
     return sweeps
@@ -372,11 +364,12 @@ class _Compiler:
 
 
 def line_tangent(e: LineEmitter, d: Define, tangent: Mapping[str, Ref],
-                 partial: Callable[[str], Ref]) -> Ref | Tmp | None:
+                 partial: Callable[[str], Ref | Tmp]) -> Ref | Tmp | None:
     """The tangent of the line ``d`` (``v = op ...``) from its operands' ``tangent``s (None
     when none of them changes): ``d/v/d/a * d/a/d/w`` summed over the operands of an
     elementwise line, with ``partial(a)`` its local partial ``d/v/d/a``; the operator's
-    Jacobian-vector products for any other."""
+    Jacobian-vector products for any other. A local partial that is the constant 0 (``step``'s,
+    ``sign``'s) contributes no term."""
     v = d.target
     total: Ref | Tmp | None = None
     if d.op is None:  # a copy: the same tangent
@@ -387,7 +380,10 @@ def line_tangent(e: LineEmitter, d: Define, tangent: Mapping[str, Ref],
         for m in dict.fromkeys(d.variables()):
             if m in tangent:
                 e.towards(m)
-                term = e("mul", partial(m), tangent[m])
+                local = partial(m)
+                if isinstance(local, Const) and local.value == 0:
+                    continue
+                term = e("mul", local, tangent[m])
                 total = term if total is None else e("add", total, term)
     else:
         assert op.jvp is not None

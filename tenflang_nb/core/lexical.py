@@ -13,13 +13,15 @@ name, in a program, a macro or a vector declaration alike.
 ['define', 'z', '=', 'mul', 'x', 'w']
 >>> [is_name(t) for t in ("w.0", "d/L/d/w:2", "2x", "mul", "a-b", "scale_vector")]
 [True, True, False, False, False, False]
+>>> [is_name(t) for t in ("v/W1", "dv/d/L/d/w:0:1", "dv/z", "v/d/L/d/w", "dv/v/w")]
+[True, True, True, False, False]
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 
 from . import ops
@@ -34,6 +36,7 @@ __all__ = [
     "KINDS",
     "MACRO_DIRECTIVE",
     "MAX_LINE_LENGTH",
+    "MAX_NAME_LENGTH",
     "MAX_SHAPE_RANK",
     "NAME_PATTERN",
     "NUMBER_PATTERN",
@@ -47,6 +50,8 @@ __all__ = [
     "adjoint_name",
     "code_part",
     "derivative_parts",
+    "derived_names",
+    "direction_name",
     "is_keyword",
     "is_name",
     "is_number",
@@ -55,6 +60,7 @@ __all__ = [
     "split_derivative",
     "split_lines",
     "split_tokens",
+    "tangent_name",
     "temp_name",
     "token_spans",
 ]
@@ -101,8 +107,15 @@ def is_keyword(token: str) -> bool:
 # a backslash ('[.]', not an escaped dot): the JupyterLab extension's highlighter takes them as
 # they are, inside a JavaScript string (see editor_words.py).
 PLAIN_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_.]*"
-# a generated derivative d/<a>/d/<b>, with the :<k> of a temporary made on its way
-DERIVATIVE_PATTERN = rf"d/{PLAIN_NAME_PATTERN}/d/{PLAIN_NAME_PATTERN}(?::[0-9]+)?"
+_TEMPORARY = r"(?::[0-9]+)?"  # the :<k> of a temporary made on the way to a name
+_ADJOINT_PATTERN = rf"d/{PLAIN_NAME_PATTERN}/d/{PLAIN_NAME_PATTERN}{_TEMPORARY}"
+# The names the compilers generate (a user's program cannot declare them, so they never
+# clash with a user's): a derivative d/<a>/d/<b>; and the Hessian-vector program's
+# direction v/<w> (the direction's part for the weight w) and tangents dv/<name> (the
+# derivative along the direction of a GCP value, a derivative itself or not), each with
+# the :<k> of a temporary made on its way
+DERIVATIVE_PATTERN = (rf"(?:dv/(?:{_ADJOINT_PATTERN}|{PLAIN_NAME_PATTERN}){_TEMPORARY}"
+                      rf"|v/{PLAIN_NAME_PATTERN}|{_ADJOINT_PATTERN})")
 NAME_PATTERN = rf"(?:{DERIVATIVE_PATTERN}|{PLAIN_NAME_PATTERN})"
 # In running text, a word ends (and starts) where a name could not go on: names may hold
 # '.' (w.0), derivatives '/' and ':' (d/L/d/v:0).
@@ -133,6 +146,27 @@ def name_length(token: str) -> int:
     return max(len(part) for part in re.split(r"[/:]", token))
 
 
+def derived_names(base: str, suffixes: Sequence[str], taken: Container[str]) -> list[str]:
+    """A name the package makes from a user's name: ``base + suffix`` for each suffix, none of
+    them in ``taken`` and none longer than :data:`MAX_NAME_LENGTH` (``base`` is cut short to
+    make room, then followed by ``_`` until every name is free). A name the user could write
+    never makes one that breaks the limit.
+
+    >>> derived_names("w", [".stop"], {"w.stop"}), derived_names("W", [".0", ".1"], ())
+    (['w_.stop'], ['W.0', 'W.1'])
+    >>> [len(n) for n in derived_names("w" * MAX_NAME_LENGTH, [".0", ".10"], ())]
+    [999, 1000]
+    """
+    room = MAX_NAME_LENGTH - max(map(len, suffixes))
+    k = 0
+    while True:
+        stem = base[:max(1, room - k)] + "_" * k
+        names = [stem + suffix for suffix in suffixes]
+        if not any(name in taken for name in names):
+            return names
+        k += 1
+
+
 def matches_name(token: str) -> bool:
     """The shape of a name, keywords not excluded (data files may name anything).
 
@@ -144,10 +178,11 @@ def matches_name(token: str) -> bool:
 
 def is_name(token: str) -> bool:
     """A valid variable name: letters, digits, ``_`` and ``.`` not starting with a digit and
-    not a keyword, or a generated ``d/<a>/d/<b>[:<k>]``."""
+    not a keyword, or a generated one (``d/<a>/d/<b>[:<k>]``, ``v/<w>``, ``dv/<name>[:<k>]``).
+    """
     if not matches_name(token):
         return False
-    return token.startswith("d/") or not is_keyword(token)
+    return "/" in token or not is_keyword(token)
 
 
 def adjoint_name(of: str, wrt: str) -> str:
@@ -158,6 +193,26 @@ def adjoint_name(of: str, wrt: str) -> str:
     'd/lambda/d/w'
     """
     return f"d/{of}/d/{wrt}"
+
+
+def direction_name(weight: str) -> str:
+    """``v/<weight>``: the Hessian-vector program's input holding the direction's part for
+    ``weight`` (the derivative of ``weight`` along the direction).
+
+    >>> direction_name("W1")
+    'v/W1'
+    """
+    return f"v/{weight}"
+
+
+def tangent_name(name: str) -> str:
+    """``dv/<name>``: in the Hessian-vector program, the derivative of the GCP value ``name``
+    along the direction v (``dv/d/L/d/w`` is the ``w`` part of H v).
+
+    >>> tangent_name("d/lambda/d/w"), tangent_name("z")
+    ('dv/d/lambda/d/w', 'dv/z')
+    """
+    return f"dv/{name}"
 
 
 # a derivative d/<of>/d/<wrt>, or one of the temporaries d/<of>/d/<wrt>:<k> made on its way

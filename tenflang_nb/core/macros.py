@@ -58,6 +58,19 @@ class Macro:
     def arity_text(self) -> str:
         return plural(len(self.params), "operand")
 
+    def made_names(self, target: str) -> list[str]:
+        """The names the next use ``define target = name ...`` makes: its locals renamed.
+
+        >>> m = Macro("sq", "c", ("a",), [("declare", "intvar", "p"), ("define", "p", "=",
+        ...           "mul", "a", "a"), ("define", "c", "=", "add", "p", "1")], 1)
+        >>> m.made_names("z")
+        ['z_p0']
+        """
+        named = {self.result, *self.params}
+        return list(dict.fromkeys(
+            f"{target}_{token}{self.uses}" for statement in self.body for token in statement
+            if token not in named and not is_keyword(token) and not is_number(token)))
+
     def expand(self, args: list[str], target: str) -> list[str]:
         """The body's lines for one use ``define target = name args...`` (counts the use)."""
         uses = self.uses

@@ -468,12 +468,21 @@ def _outer_kernel(spec: KernelSpec) -> Kernel:
     return outer
 
 
+def sumto_axes(a: Shape, b: Shape) -> tuple[int, ...]:
+    """The axes of a per-example shape ``a`` that ``sumto`` sums over to reach ``b``: those
+    ``b`` lacks in front, and those where ``b`` has 1 and ``a`` more (the broadcast axes).
+
+    >>> sumto_axes((5, 3), (3,)), sumto_axes((2, 3), (2, 1)), sumto_axes((3,), (3,))
+    ((0,), (1,), ())
+    """
+    lead = len(a) - len(b)
+    return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(b)
+                                      if d == 1 and a[lead + i] != 1)
+
+
 def _sumto_kernel(spec: KernelSpec) -> Kernel:
     sa, sb = spec.in_shapes
-    lead = len(sa) - len(sb)
-    axes = tuple(1 + i for i in range(lead)) + tuple(
-        1 + lead + i for i, d in enumerate(sb) if d == 1 and sa[lead + i] != 1
-    )
+    axes = tuple(1 + i for i in sumto_axes(sa, sb))  # after the batch axis
     out_shape = sb
 
     def sumto(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

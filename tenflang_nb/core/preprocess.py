@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from .lexical import (
     GIVEN_KINDS,
     MACRO_DIRECTIVE,
+    MAX_NAME_LENGTH,
     RETIRED_VECTOR_OPS,
     VECTOR_INSTRUCTIONS,
     VECTOR_NAME_RE,
@@ -41,6 +42,15 @@ from .macros import Macro, check_word, parse_macro, plural
 from .ops import Op, lookup, operator_names
 
 MAX_VECTOR_SIZE = 1000  # the original's MAX_VECTOR_SIZE
+
+
+def _short(name: str) -> str:
+    """A long name as a message quotes it: its start and its end.
+
+    >>> _short("x" * 1000 + ".9")
+    "'xxxxxxxxxxxx...xxxx.9'"
+    """
+    return repr(name if len(name) <= 24 else f"{name[:12]}...{name[-6:]}")
 
 # One regex per word, each starting with the word itself: re then scans for that literal
 # prefix at C speed, where a single alternation (or a leading look-behind) is tried at every
@@ -231,6 +241,7 @@ class _Expander:
             raise line.error(
                 f"invalid vector size '{size_text}': a vector has 1 to {MAX_VECTOR_SIZE} "
                 "components", 3)
+        self._room(line, 2, f"{name}.{size - 1}", f"a vector of {size} components")
         vector = _Vector(kind, size, line.number)
         self.vectors[name] = vector
         if kind in GIVEN_KINDS:
@@ -288,7 +299,7 @@ class _Expander:
                 args.append(f"{second}.{i}" if second_is_vector else second)
             component = f"{target}.{i}"
             if macro is not None:
-                self._expand_macro(macro, args, component, line.number)
+                self._expand_macro(macro, args, component, line)
             else:
                 self._emit(f"define {component} = {op_name} {' '.join(args)}", line.number)
         self.defined[target] = line.number
@@ -436,6 +447,7 @@ class _Expander:
         vv = self._vector_operand(line, v, 5, "dot")
         _same_size(line, (u, vu), (v, vv), 5)
         n, number = vu.size, line.number
+        self._room(line, 1, f"{target}.{2 * n - 2}", "the result of dot")
         for i in range(n):
             self._emit(f"declare intvar {target}.{i}", number)
             self._emit(f"define {target}.{i} = mul {u}.{i} {v}.{i}", number)
@@ -473,11 +485,12 @@ class _Expander:
             self._emit(f"define {target} = {name}.0", number)
             return
         accumulated = f"{name}.0"
+        self._room(line, 1, f"{target}.{vector.size - 2}", "the result of reduce_vector")
         for i in range(1, vector.size):
             step = f"{target}.{i - 1}"
             self._emit(f"declare intvar {step}", number)
             if macro is not None:
-                self._expand_macro(macro, [accumulated, f"{name}.{i}"], step, number)
+                self._expand_macro(macro, [accumulated, f"{name}.{i}"], step, line)
             else:
                 self._emit(f"define {step} = {func} {accumulated} {name}.{i}", number)
             accumulated = step
@@ -494,12 +507,29 @@ class _Expander:
         for i, arg in enumerate(args, 4):
             if not is_number(arg):
                 self._scalar_operand(line, arg, i)
-        self._expand_macro(macro, list(args), target, line.number)
+        self._expand_macro(macro, list(args), target, line)
 
-    def _expand_macro(self, macro: Macro, args: list[str], target: str, number: int
+    def _expand_macro(self, macro: Macro, args: list[str], target: str, line: TokenLine
                       ) -> None:
+        for made in macro.made_names(target):
+            self._room(line, 1, made, f"the result of macro '{macro.name}'")
         for text in macro.expand(args, target):
-            self._emit(text, number)
+            self._emit(text, line.number)
+
+    @staticmethod
+    def _room(line: TokenLine, token: int, made: str, what: str) -> None:
+        """The original's names made from the user's name (token ``token``: a vector's
+        components, dot's partial sums, a macro's locals) are names too: the longest,
+        ``made``, must keep within MAX_NAME_LENGTH, or the user's name is too long to be
+        ``what``."""
+        if len(made) <= MAX_NAME_LENGTH:
+            return
+        name = line.tokens[token]
+        room = MAX_NAME_LENGTH - (len(made) - len(name))
+        raise line.error(
+            f"a name of {len(name)} characters is too long to be {what}: this line makes "
+            f"the name {_short(made)} from it, of {len(made)} characters (at most "
+            f"{MAX_NAME_LENGTH})", token, hint=f"a name of at most {room} characters")
 
     # ------------------------------------------------------------------ #macro
 

@@ -168,6 +168,22 @@ def gcp_weights(gcp_program: Program) -> tuple[str, dict[str, str]]:
     return loss, grads
 
 
+def nonfinite_error(run: Run, targets: Sequence[str], what: str, where: str, hint: str
+                    ) -> ComputeError:
+    """The error for a run whose ``targets`` (``what``: "the loss or a gradient") came out NaN
+    or infinite ``where`` ("at iteration 12"): it names the first line on their way that
+    did."""
+    needed: set[str] = set()
+    for target in targets:
+        needed |= ancestors(run.plan.program, target)
+    bad = run.first_nonfinite(needed)
+    if bad is None:
+        return ComputeError([Diagnostic(f"{what} is NaN or infinite {where}",
+                                        run.plan.program.file, hint=hint)])
+    return ComputeError([bad.src.diag(
+        f"first NaN or infinite value {where} appeared on this line", 1, hint=hint)])
+
+
 def initial_weights(shapes: Mapping[str, tuple[int, ...]], init: str = "auto", seed: int = 0,
                     scale: float | None = None) -> Weights:
     """Starting weights. ``zeros``: all 0 (the original's choice). ``normal``: every weight
@@ -366,18 +382,11 @@ class GradientDescent:
         return loss, grads
 
     def _nonfinite(self) -> None:
-        needed: set[str] = set()
-        for target in (self.loss_name, *self.grad_names.values()):
-            needed |= ancestors(self.gcp_program, target)
-        bad = self._run.first_nonfinite(needed)
-        where = f"at iteration {self.state.iterations}"
         hint = "try a smaller learning rate" if self.state.iterations else (
             "check the training data and the program")
-        if bad is None:
-            raise ComputeError([Diagnostic(f"the loss or a gradient is NaN or infinite {where}",
-                                           self.gcp_program.file, hint=hint)])
-        raise ComputeError([bad.src.diag(
-            f"first NaN or infinite value {where} appeared on this line", 1, hint=hint)])
+        raise nonfinite_error(self._run, [self.loss_name, *self.grad_names.values()],
+                              "the loss or a gradient", f"at iteration {self.state.iterations}",
+                              hint)
 
     def _nonfinite_weight(self, w: str) -> None:
         # a finite gradient times a huge learning rate can overflow: reported like a NaN in

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import keyword
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -23,41 +23,63 @@ from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from ..core.backprop_check import BackpropCheck
+from ..core.backprop_check import OPTIONS
 from ..core.datafiles import parse_data
 from ..core.edited import EditedGcp
-from ..core.errors import TenFlangError
-from ..core.settings import SETTINGS, TrainSettings
+from ..core.errors import TenFlangError, printable
+from ..core.formatting import did_you_mean
+from ..core.grading import not_answered
+from ..core.settings import SETTINGS, Setting, TrainSettings
+from .grading_mode import GRADING
 from .loop import kernel_loop_running
-from .model import CheckReport, TenFlangModel, as_examples
+from .model import TenFlangModel, as_examples, program_file
 from .views import VIEWS, default_views, describe_views, parse_views
+from .views.check import check_in_cell
 from .views.diagnostics import error_view, warnings_view
 from .views.edited import edit_summary
-from .views.listing import source_lines
 
 __all__ = ["TenFlangMagics", "load", "unload"]
 
 
-def _settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """One option per training setting, from the settings' own table.
+def _table_options(table: Mapping[str, Setting]) -> Callable[[Callable[..., Any]],
+                                                                 Callable[..., Any]]:
+    """One option per setting of ``table`` (the training settings, a check's options).
 
-    Given as text (None when absent) and checked by :class:`TrainSettings`, so a bad value
-    gets the same message here as on the command line and in Python.
+    Given as text (None when absent) and checked by the setting, so a bad value gets the
+    same message here as on the command line and in Python.
     """
-    for setting in reversed(list(SETTINGS.values())):
-        default = "" if setting.default is None else f" (default {setting.default})"
-        func = argument(setting.option, dest=setting.name, default=None,
-                        metavar=setting.name.upper(), help=setting.help + default + ".")(func)
-    return func
+    def add(func: Callable[..., Any]) -> Callable[..., Any]:
+        for setting in reversed(list(table.values())):
+            default = "" if setting.default is None else f" (default {setting.default})"
+            func = argument(setting.option, dest=setting.name, default=None,
+                            metavar=setting.name.upper(), help=setting.help + default + ".")(func)
+        return func
+    return add
 
 
-def _given_settings(args: Any) -> dict[str, Any]:
-    return {name: setting.parse(value) for name, setting in SETTINGS.items()
+def _parse(func: Callable[..., Any], line: str) -> Any:
+    """The magic's arguments; an option it does not have gets a "did you mean"."""
+    try:
+        return parse_argstring(func, line)
+    except UsageError as err:
+        message = str(err)
+        if message.startswith("unrecognized arguments:"):
+            options = list(func.parser._option_string_actions)  # type: ignore[attr-defined]
+            for word in message.split(":", 1)[1].split():
+                suggestion = did_you_mean(word, options) if word.startswith("-") else None
+                if suggestion:
+                    message += f" ({word}: {suggestion})"
+        raise UsageError(printable(message)) from None
+
+
+def _given(table: Mapping[str, Setting], args: Any) -> dict[str, Any]:
+    """The options of ``table`` given on the magic's line, parsed and checked."""
+    return {name: setting.check(setting.parse(value)) for name, setting in table.items()
             if (value := getattr(args, name)) is not None}
 
 
 def _settings(args: Any) -> TrainSettings:
-    return TrainSettings(**_given_settings(args))
+    return TrainSettings(**_given(SETTINGS, args))
 
 
 def _training_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,7 +93,7 @@ def _training_options(func: Callable[..., Any]) -> Callable[..., Any]:
         argument("--test", metavar="DATA",
                  help="test data (a variable or a file, as --train): its loss is drawn "
                       "dashed beside the training loss, and its points on the boundary."),
-        _settings_options,
+        _table_options(SETTINGS),
         argument("--no-live", action="store_true",
                  help="train to the end before showing the panel (deterministic; for nbval, "
                       "scripts, static notebooks). Plain IPython never trains live."),
@@ -108,6 +130,10 @@ class TenFlangMagics(Magics):
               help="the example the values and step views run on: a record such as "
                    "\"{x: 1.5, y: 0.2}\" (quoted), a variable holding a dict, or an index "
                    "into the --train data (default: its first example).")
+    @argument("--predict", action="store_true",
+              help="with --show step: in the backward pass the stepper stops before each "
+                   "adjoint's value and asks for it; a right value reveals the line, a wrong "
+                   "one gets a hint.")
     @_training_options
     @cell_magic
     def tenflang(self, line: str, cell: str) -> None:
@@ -123,7 +149,7 @@ class TenFlangMagics(Magics):
             declare input x
             ...
         """
-        args = parse_argstring(self.tenflang, line)
+        args = _parse(self.tenflang, line)
         try:
             which = parse_views(args.show)
         except ValueError as exc:
@@ -137,26 +163,34 @@ class TenFlangMagics(Magics):
             self._training_data(args.test, "--test")  # a usage error before anything runs
         example = self._example(args.example) if args.example is not None else None
 
+        unanswered = not_answered(cell, program_file(name or "cell"), None)
+        if unanswered is not None:  # nbgrader's stub: the model is the exercise's answer
+            display(error_view(unanswered, cell, title="This exercise is not answered yet: "
+                               "nothing was bound.", cell_file=program_file(name or "cell")))
+            return
         try:
             model = TenFlangModel(cell, name or "cell", settings)
         except TenFlangError as err:
-            display(error_view(err, cell, title="The program has errors: nothing was bound."))
+            display(error_view(err, cell, title="The program has errors: nothing was bound.",
+                               cell_file=program_file(name or "cell")))
             return
         if name is not None:
             self.shell.user_ns[name] = model
-        warned = warnings_view(model.warnings)
+            GRADING.define(name, cell, settings)  # what a locked check finds by fingerprint
+        warned = warnings_view(model.warnings, cell_file=model.program.file)
         if warned is not None:
             display(warned)
         after = [v for v in which if VIEWS[v].needs_training] if data is not None else []
         before = [v for v in which if v not in after]
         if "cost" in which:
             self._measure(model)
+        shown = {"full": args.full, "example": example, "predict": args.predict}
         if before:
-            display(model.show(before, full=args.full, example=example))
+            display(model.show(before, **shown))
         if data is not None:
-            trained = self._train(model, data, args)
+            trained = self._train(model, data, args, cell_file=model.program.file)
             if trained and after:
-                display(model.show(after, full=args.full, example=example))
+                display(model.show(after, **shown))
 
     @staticmethod
     def _measure(model: TenFlangModel) -> None:
@@ -166,7 +200,8 @@ class TenFlangMagics(Magics):
         try:
             model.cost()
         except TenFlangError as err:
-            display(error_view(err, model.source, title="Cannot measure the cost."))
+            display(error_view(err, model.source, title="Cannot measure the cost.",
+                               cell_file=model.program.file))
 
     def _example(self, spec: str) -> Any:
         """``--example``: a record in braces, a variable, or an index into the data."""
@@ -193,9 +228,7 @@ class TenFlangMagics(Magics):
     @argument("--require", metavar="ADJOINTS", default=None,
               help="comma-separated adjoints (d/L/d/w, or just w) that must be written for "
                    "RESULT.ok (default: all, every adjoint the weights' gradients need).")
-    @argument("--draws", type=int, default=5,
-              help="random draws of the inputs and weights to check on (default 5).")
-    @argument("--seed", type=int, default=0, help="seed of the random draws (default 0).")
+    @_table_options(OPTIONS)
     @cell_magic
     def tenflang_check(self, line: str, cell: str) -> None:
         """Check a backward pass written by hand for the model MODEL, line by line.
@@ -215,30 +248,30 @@ class TenFlangMagics(Magics):
             define d/lambda/d/diff = mul 2 diff
             ...
         """
-        args = parse_argstring(self.tenflang_check, line)
+        args = _parse(self.tenflang_check, line)
+        options = _given(OPTIONS, args)  # a bad value raises a TenFlangError: no traceback
         model = self._model(args.model)
         if args.result is not None and not _bindable(args.result):
             raise UsageError(f"{args.result!r} is not a valid Python name to bind the result to")
         require = None
-        if args.require is not None and args.require.strip().lower() != "all":
-            require = [r for r in args.require.replace(" ", ",").split(",") if r]
-        stub = _placeholder(model, cell)
-        if stub is not None:
-            result = CheckReport.of(BackpropCheck.failed(
-                model.name, stub.first.file, model.loss or "", cell, stub,
-                require or []))
-        else:
-            result = model.check_backprop(cell, require=require, draws=args.draws,
-                                          seed=args.seed)
+        listed = None if args.require is None else args.require.strip().strip("'\"")
+        if listed is not None and listed.lower() != "all":
+            require = [r for r in listed.replace(" ", ",").split(",") if r]
+        result = model.check_backprop(cell, require=require, **options)
         if args.result is not None:
             self.shell.user_ns[args.result] = result
-        display(result)
+            GRADING.answer(args.result, model.name, cell)  # what a locked check re-checks
+        display(check_in_cell(result))
 
     def _model(self, name: str) -> TenFlangModel:
         ns = self.shell.user_ns
         if name not in ns:
-            raise UsageError(f"no variable named {name!r}: run its %%tenflang {name} cell "
-                             "first")
+            models = [n for n, v in ns.items() if isinstance(v, TenFlangModel)]
+            suggestion = did_you_mean(name, models)
+            raise UsageError(f"no variable named {name!r}: "
+                             + (f"{suggestion} (or " if suggestion else "")
+                             + f"run its %%tenflang {name} cell first"
+                             + (")" if suggestion else ""))
         model = ns[name]
         if not isinstance(model, TenFlangModel):
             raise UsageError(f"{name!r} is a {type(model).__name__}, not a TenFlang model "
@@ -258,8 +291,10 @@ class TenFlangMagics(Magics):
         raise UsageError(f"{option} {spec}: no variable named {spec!r} and no file at that "
                          "path")
 
-    def _train(self, model: TenFlangModel, data: Any, args: Any) -> bool:
-        """Build and show the training panel; True when there are trained weights to show."""
+    def _train(self, model: TenFlangModel, data: Any, args: Any, *,
+               cell_file: str | None) -> bool:
+        """Build and show the training panel; True when there are trained weights to show.
+        ``cell_file``: the file the cell's body was read as (its errors name the cell's line)."""
         live = not args.no_live and kernel_loop_running(self.shell)
         test = self._training_data(args.test, "--test") if args.test else None
         try:
@@ -268,13 +303,15 @@ class TenFlangMagics(Magics):
             panel = model.training_panel(table, live=live, landscape=args.landscape,
                                          test=held_out, boundary=args.boundary)
         except TenFlangError as err:
-            display(error_view(err, model.source, title="Cannot train on this data."))
+            display(error_view(err, model.source, title="Cannot train on this data.",
+                               cell_file=cell_file))
             return False
         except ImportError:  # no widgets: train blocking, show the result as a table
             try:
                 model.train(table, test=held_out)
             except TenFlangError as err:
-                display(error_view(err, model.source, title="Training failed."))
+                display(error_view(err, model.source, title="Training failed.",
+                                   cell_file=cell_file))
                 return False
             display(model.training_summary())
             return True
@@ -316,12 +353,12 @@ class TenFlangMagics(Magics):
             %%tenflang_gcp fan broken --train data --lr 0.5 --no-live
             ... the GCP of fan, with one line changed ...
         """
-        args = parse_argstring(self.tenflang_gcp, line)
+        args = _parse(self.tenflang_gcp, line)
         model = self._model(args.model)
         name = args.variant or f"{args.model}_edited"
         if not _bindable(name):
             raise UsageError(f"{name!r} is not a valid Python name to bind the edited model to")
-        given = _given_settings(args)
+        given = _given(SETTINGS, args)  # a bad value raises a TenFlangError: no traceback
         data = self._training_data(args.train, "--train") if args.train else None
         if args.test:
             self._training_data(args.test, "--test")
@@ -330,11 +367,16 @@ class TenFlangMagics(Magics):
             variant = model.with_gcp(cell, name)
             variant.settings = model.settings.replace(**given)
         except TenFlangError as err:
-            display(error_view(err, cell, title="The edited GCP has errors: nothing was bound."))
+            withheld = model.withheld is not None  # grading mode's message, not the cell's
+            display(error_view(err, None if withheld else cell,
+                               title="Nothing was bound." if withheld else
+                               "The edited GCP has errors: nothing was bound.",
+                               cell_file=None if withheld else f"{model.name} (edited GCP)"))
             return
         self.shell.user_ns[name] = variant
-        assert isinstance(variant.compiled, EditedGcp)
-        display(edit_summary(name, model.name, variant.compiled))
+        edited = variant.compiled
+        assert isinstance(edited, EditedGcp)
+        display(edit_summary(name, model.name, edited))
         if example is None and data is None:
             return
         try:
@@ -344,29 +386,11 @@ class TenFlangMagics(Magics):
         except TenFlangError as err:
             display(error_view(err, model.source, title="Cannot check the gradients."))
         if data is not None:
-            self._train(variant, data, args)
+            self._train(variant, data, args, cell_file=None)  # the cell is no shape program
 
 
 def _bindable(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name)
-
-
-# nbgrader replaces a solution region by this stub; in a %%tenflang_check cell it means "not
-# answered yet", which deserves better than a syntax error
-PLACEHOLDER = "raise NotImplementedError"
-
-
-def _placeholder(model: TenFlangModel, cell: str) -> TenFlangError | None:
-    """The error for a cell that still holds nbgrader's placeholder (None: it does not)."""
-    for number, text in enumerate(source_lines(cell), 1):
-        if text.strip().startswith(PLACEHOLDER):
-            column = len(text) - len(text.lstrip())
-            return TenFlangError.at(
-                "this exercise is not answered yet", file=f"{model.name} (your backward pass)",
-                line=number, column=column, length=len(text.strip()), source=text,
-                hint="replace this line (and '# YOUR CODE HERE') with your backward pass: "
-                     f"lines like 'define d/{model.loss}/d/w = ...'")
-    return None
 
 
 def load(ip: Any) -> None:

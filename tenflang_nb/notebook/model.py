@@ -22,6 +22,7 @@ True
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -30,24 +31,29 @@ import numpy as np
 
 from ..core import api
 from ..core.backprop import Gcp
+from ..core.backprop_check import BackpropCheck
 from ..core.bindings import as_examples, check_names, training_columns
 from ..core.boundary import RESOLUTION as BOUNDARY_RESOLUTION
 from ..core.boundary import Boundary, BoundaryEvaluator, plane_inputs
 from ..core.cost import compare_modes
+from ..core.curvature import Curvature
 from ..core.datafiles import DataTable, from_records
 from ..core.edited import EditedGcp, edit_gcp
 from ..core.errors import TenFlangError
 from ..core.forward import ForwardProgram
 from ..core.gradcheck import check_gradients
+from ..core.grading import compiler_copy, not_answered
 from ..core.graph import DataFlowGraph
+from ..core.hvp import HvpProgram
 from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
 from ..core.landscape import landscape as compute_landscape
-from ..core.lexical import GIVEN_KINDS, adjoint_name
+from ..core.lexical import GIVEN_KINDS, adjoint_name, split_lines
 from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
 from ..core.settings import TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
 from . import stepper, views
+from .grading_mode import GRADING
 from .results import CheckReport, Cost, Evaluation, GradCheck
 from .stepper import StepperRun
 from .views import card, drawing
@@ -64,6 +70,11 @@ if TYPE_CHECKING:
 __all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
 
 
+def program_file(name: str) -> str:
+    """The file name a model's program is read as, which its errors name: ``NAME.tf``."""
+    return f"{name}.tf"
+
+
 def _array(value: float | np.ndarray | None) -> np.ndarray | None:
     """A value as :meth:`TenFlangModel.values` gives it: an array (0-d for a scalar)."""
     return None if value is None else np.array(value)
@@ -78,6 +89,12 @@ class TenFlangModel:
     (training ``Record`` list), ``result`` (last ``TrainResult``), ``data`` (the last
     training data), ``panel`` (last training panel), ``costs`` (the last :meth:`cost`),
     ``test_data`` (the test data of the last training run, if it had any).
+
+    In grading mode (``notebook/grading_mode.py``), for a model an exercise grades, what would
+    hand over an answer raises a :class:`TenFlangError` saying so: the compiled forms, the
+    values and adjoints on an example, the gradient check, the stepper's backward half (its
+    forward half is shown), and training when an exercise asks for a trained number.
+    ``withheld`` is then the message (None otherwise): the views read it.
     """
 
     test_data: DataTable | None = None
@@ -87,10 +104,11 @@ class TenFlangModel:
         self.name = name
         self.source = source
         self.settings = TrainSettings.of(settings, **options)
-        self.program: Program = api.parse(source, f"{name}.tf")
+        self.program: Program = api.parse(source, program_file(name))
         self.graph = DataFlowGraph(self.program)
         # a program without a loss still has a graph and outputs; only gradients need one
-        self.compiled: Gcp | None = api.compile(self.program) if self.program.losses else None
+        self._compiled: Gcp | None = (api.compile(self.program) if self.program.losses
+                                      else None)
         self.costs: Cost | None = None
         self.weights: Weights = initial_weights(
             {w: self.program.shapes[w] for w in self.program.names("weight")},
@@ -100,55 +118,131 @@ class TenFlangModel:
         self.data: DataTable | None = None
         self.panel: TrainingPanel | None = None
 
+    # ------------------------------------------------------------------ grading mode
+
+    @property
+    def withheld(self) -> str | None:
+        """Grading mode's message when this model's backward pass is withheld, else None."""
+        return GRADING.withheld(self.name, self.source, "the backward pass")
+
+    def _guard(self, what: str) -> None:
+        """Raise grading mode's message when ``what`` of this model is withheld."""
+        message = GRADING.withheld(self.name, self.source, what)
+        if message is not None:
+            raise TenFlangError.at(message, file=self.program.file,
+                                   hint="your %%tenflang_check cells check your answers line "
+                                        "by line and say what is right")
+
+    def _guard_training(self) -> None:
+        message = GRADING.training_withheld(self.name, self.source)
+        if message is not None:
+            raise TenFlangError.at(message, file=self.program.file,
+                                   hint="work the number out by hand, from the rule w <- w - "
+                                        "lr · d/L/d/w")
+
     # ------------------------------------------------------------------ the compiled forms
-    # (the pruned GCP is made at once; the others when first asked for, then kept)
+    # (the pruned GCP is made at once; the others when first asked for, then kept; the
+    # public names are guarded by grading mode, the model itself uses the private ones)
 
     @property
     def loss(self) -> str | None:
-        return self.compiled.loss if self.compiled is not None else None
+        return self._compiled.loss if self._compiled is not None else None
 
     @property
     def warnings(self) -> list[Any]:
         return list(self.program.warnings)
 
     def _need_gcp(self) -> Gcp:
-        if self.compiled is None:
+        if self._compiled is None:
             raise TenFlangError.at(
                 f"'{self.name}' declares no loss, so it has no gradient program",
                 file=self.program.file, hint="add 'declare loss <name>' and define it")
-        return self.compiled
+        return self._compiled
+
+    @property
+    def compiled(self) -> Gcp | None:
+        """The pruned GCP (a core ``Gcp``); None without a loss."""
+        self._guard("the GCP (.compiled)")
+        return self._compiled
 
     @property
     def gcp(self) -> str:
         """The (pruned) Gradient Computing Program as TenFlang text."""
+        self._guard("the GCP (.gcp)")
         return self._need_gcp().text
 
     @cached_property
-    def compiled_full(self) -> Gcp:
-        """The full GCP: every adjoint ``d/L/d/v``, not only those the weights need."""
+    def _compiled_full(self) -> Gcp:
         self._need_gcp()
         return api.compile(self.program, full=True)
 
     @property
+    def compiled_full(self) -> Gcp:
+        """The full GCP: every adjoint ``d/L/d/v``, not only those the weights need."""
+        self._guard("the full GCP (.compiled_full)")
+        return self._compiled_full
+
+    @property
     def gcp_full(self) -> str:
-        return self.compiled_full.text
+        self._guard("the full GCP (.gcp_full)")
+        return self._compiled_full.text
 
     @cached_property
-    def compiled_forward(self) -> ForwardProgram:
-        """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
-        by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
+    def _compiled_forward(self) -> ForwardProgram:
         self._need_gcp()
         return api.compile_forward(self.program)
 
-    @cached_property
-    def gcp_program(self) -> Program:
-        """The pruned GCP parsed back (what training runs)."""
-        return self._need_gcp().program()
+    @property
+    def compiled_forward(self) -> ForwardProgram:
+        """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
+        by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
+        self._guard("the forward-mode program (.compiled_forward)")
+        return self._compiled_forward
 
     @cached_property
+    def _compiled_hvp(self) -> HvpProgram:
+        return api.compile_hvp(self._need_gcp())
+
+    @property
+    def compiled_hvp(self) -> HvpProgram:
+        """The Hessian-vector program (``tfcompiler --hvp``): the GCP, then the derivative of
+        every gradient along a direction ``v/<w>`` (``.text``, ``.lines``, ``.hvp_names()``)."""
+        self._guard("the Hessian-vector program (.compiled_hvp)")
+        return self._compiled_hvp
+
+    @cached_property
+    def _hvp_program(self) -> Program:
+        return self._compiled_hvp.program()
+
+    @property
+    def hvp_program(self) -> Program:
+        """The Hessian-vector program parsed back (what :meth:`hvp` runs)."""
+        self._guard("the Hessian-vector program (.hvp_program)")
+        return self._hvp_program
+
+    @cached_property
+    def _gcp_program(self) -> Program:
+        return self._need_gcp().program()
+
+    @property
+    def gcp_program(self) -> Program:
+        """The pruned GCP parsed back (what training runs)."""
+        self._guard("the GCP (.gcp_program)")
+        return self._gcp_program
+
+    @gcp_program.setter
+    def gcp_program(self, program: Program) -> None:  # a GCP of one's own to train with
+        self.__dict__["_gcp_program"] = program
+
+    @cached_property
+    def _full_gcp_program(self) -> Program:
+        return self._compiled_full.program()
+
+    @property
     def full_gcp_program(self) -> Program:
         """The full GCP parsed back (what shows every variable's adjoint)."""
-        return self.compiled_full.program()
+        self._guard("the full GCP (.full_gcp_program)")
+        return self._full_gcp_program
 
     @property
     def adjoints(self) -> dict[str, str]:
@@ -156,7 +250,7 @@ class TenFlangModel:
         (those that reach the loss)."""
         if self.loss is None:
             return {}
-        declared = self.full_gcp_program.decls
+        declared = self._full_gcp_program.decls
         return {v: adjoint_name(self.loss, v) for v in self.graph.nodes
                 if adjoint_name(self.loss, v) in declared}
 
@@ -167,9 +261,10 @@ class TenFlangModel:
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
         with this model's ``settings`` changed by ``settings`` / ``options``; ``test``: test
         data, whose loss each record of the history also holds (``record.test_loss``)."""
+        self._guard_training()
         chosen = TrainSettings.of(settings or self.settings, **options)
         held_out = None if test is None else as_examples(test, self.program)
-        return api.trainer(self.gcp_program, as_examples(data, self.program), chosen,
+        return api.trainer(self._gcp_program, as_examples(data, self.program), chosen,
                            test=held_out)
 
     def train(self, data: Any, settings: TrainSettings | None = None, *, test: Any = None,
@@ -208,6 +303,7 @@ class TenFlangModel:
         """
         from .panel.widget import TrainingPanel  # widgets and matplotlib only when training
 
+        self._guard_training()
         table = as_examples(data, self.program)
         held_out = None if test is None else as_examples(test, self.program)
         chosen = TrainSettings.of(settings or self.settings, **options)
@@ -215,7 +311,7 @@ class TenFlangModel:
         first = self.trainer(table, chosen, test=held_out)
         plane = self.boundary_evaluator(table, test=held_out, resolution=50) if (
             boundary or self._has_plane()) else None
-        original = self.compiled.original if isinstance(self.compiled, EditedGcp) else None
+        original = self._compiled.original if isinstance(self._compiled, EditedGcp) else None
         reference = None if original is None else api.trainer(
             original.program(), table, chosen, start=first.initial, test=held_out)
 
@@ -230,9 +326,35 @@ class TenFlangModel:
             on_finish=finished)
         return self.panel
 
+    def newton(self, data: Any, *, start: Weights | None = None, max_iter: int = 20,
+               tol: float | None = None, cg_tol: float = 1e-10,
+               cg_iterations: int | None = None) -> TrainResult:
+        """Newton's method on ``data`` from this model's initial weights (or ``start``), as
+        :meth:`train` starts: each step solves ``H d = -g`` by conjugate gradients on products
+        ``H v`` (:meth:`hvp`), until ``|g| <= tol`` (default: the settings' tol) or
+        ``max_iter`` steps; keeps the weights and the history, as training does.
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> net = TenFlangModel(SEED_EXAMPLE)
+        >>> result = net.newton({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, tol=1e-8)
+        >>> result.iterations, result.converged, round(net.weights["w"], 4)
+        (7, True, 2.1408)
+        """
+        table = as_examples(data, self.program)
+        weights = start if start is not None else initial_weights(
+            {w: self.program.shapes[w] for w in self.weights}, self.settings.init,
+            self.settings.seed)
+        curvature = api.curvature(self.hvp_program, table, weights)
+        result = curvature.newton(max_iter, self.settings.tol if tol is None else tol,
+                                  cg_tol, cg_iterations)
+        self._keep(result, table)
+        return result
+
     def adopt(self, trainer: GradientDescent, table: DataTable) -> None:
         """Keep a finished run's weights and history (and its data, for ``values(i)``)."""
-        result = trainer.result()
+        self._keep(trainer.result(), table)
+
+    def _keep(self, result: TrainResult, table: DataTable) -> None:
         self.result = result
         self.weights = {w: plain(v) for w, v in result.weights.items()}
         self.history = list(result.history)
@@ -280,10 +402,11 @@ class TenFlangModel:
 
         ``example``: an index into the training data (default 0) or a dict.
         """
+        self._guard("the values and adjoints on an example (.values(), .show_values())")
         table = self.example(example)
         if len(table) != 1:
             raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
-        program = self.full_gcp_program if self.compiled is not None else self.program
+        program = self._full_gcp_program if self._compiled is not None else self.program
         check_names(program, table, "the example", set(self._data_names(program)))
         data = {n: table.columns[n] for n in table.names if table.present[n][0]}
         adjoints = self.adjoints
@@ -305,43 +428,59 @@ class TenFlangModel:
         >>> [(s.name, round(s.value, 4)) for s in steps][:3]
         [('z', 0.0), ('o', 0.5), ('diff', 0.0)]
         """
+        self._guard("the GCP's trace (.trace())")
+        return self._trace(example)
+
+    def _trace(self, example: Any) -> list[TraceStep]:
         table = self.example(example)
         if len(table) != 1:
             raise TenFlangError.at(f"give one example, not {len(table)}", file=table.file)
-        program = self.gcp_program
+        program = self._gcp_program
         check_names(program, table, "the example", set(self._data_names(program)))
         data = {n: table.columns[n][0] for n in table.names if table.present[n][0]}
         return trace(program, {**data, **self.weights})
 
-    def stepper(self, example: Any = None) -> Rendered:
+    def stepper(self, example: Any = None, *, predict: bool = False) -> Rendered:
         """Step through the GCP on one example, a line at a time: the graph and the GCP
         listing with a control bar (first, back, step, end, play/pause, a slider, the arrow
         keys); each value and adjoint appears on its node, a caption says what each line
         computes. Self-contained HTML: it needs no kernel once displayed.
 
         ``example``: as for :meth:`values` (an index into the training data, default 0, or
-        the example itself).
+        the example itself). ``predict``: in the backward pass the stepper stops before
+        each adjoint's value and asks for it (a number; for a tensor, one entry); a right
+        answer reveals the line, a wrong one gets the hint of the usual mistake it matches.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.0, "y": 0.5})
         <TenFlang stepper of 'net' on {x: 1, y: 0.5}: 12 steps>
+        >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.5, "y": 0.2}, predict=True)
+        <TenFlang stepper of 'net' on {x: 1.5, y: 0.2}: 12 steps, 4 to predict>
         """
-        return stepper_view(self.stepper_run(example), self.source)
+        return stepper_view(self.stepper_run(example, predict=predict), self.source)
 
-    def stepper_run(self, example: Any = None) -> StepperRun:
+    def stepper_run(self, example: Any = None, *, predict: bool = False) -> StepperRun:
         """What the stepper shows: the GCP run on one example (:meth:`trace`), each line
-        explained (its node, edges, caption, numbers; see ``notebook/stepper.py``).
+        explained (its node, edges, caption, numbers; see ``notebook/stepper.py``), and with
+        ``predict`` the questions of predict mode (``notebook/predict.py``). For a model
+        grading mode grades, the forward half only (``run.withheld`` says why): no line,
+        question or hint of the backward pass.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> run = TenFlangModel(SEED_EXAMPLE, "net").stepper_run({"x": 1.0, "y": 0.5})
         >>> run.example, len(run.steps), run.steps[0].caption
         ('{x: 1, y: 0.5}', 12, 'z = x × w: forward pass (mul: product (elementwise for tensors))')
         """
-        steps = self.trace(example)
+        gcp, steps = self._need_gcp(), self._trace(example)
+        withheld = GRADING.withheld(self.name, self.source, "the backward pass")
+        if withheld is not None:  # the forward half only: the lines before the backward pass
+            cut = max(i for i, line in enumerate(gcp.lines) if line.section == "forward") + 1
+            gcp = dataclasses.replace(gcp, lines=gcp.lines[:cut])
+            steps = [t for t in steps if t.line <= cut]
         return stepper.stepper_run(
-            name=self.name, gcp=self._need_gcp(), program=self.program, graph=self.graph,
+            name=self.name, gcp=gcp, program=self.program, graph=self.graph,
             trace=steps, record=self.example(example).record(0), weights=self.weights,
-            listed_lines=MAX_LISTED)
+            listed_lines=MAX_LISTED, predict=predict, withheld=withheld or "")
 
     def show_values(self, example: Any = None) -> Rendered:
         """The graph with each node's value and gradient ``d/L/d/v`` on one example.
@@ -372,37 +511,60 @@ class TenFlangModel:
         >>> TenFlangModel(SEED_EXAMPLE).gradcheck({"x": 1.5, "y": 0.2}).ok
         True
         """
+        self._guard("the gradient check (.gradcheck())")
         gcp = self._need_gcp()
         table = self.example(example)
         names = list(self.weights)
         if not names:
             raise TenFlangError.at(f"'{self.name}' has no weights to check",
                                    file=self.program.file)
-        columns = training_columns(self.gcp_program, table, names,
+        columns = training_columns(self._gcp_program, table, names,
                                    [gcp.loss, *gcp.gradient_names().values()])
         rows, skipped = check_gradients(
-            self.program, self.gcp_program, gcp.loss, columns, len(table), self.weights,
+            self.program, self._gcp_program, gcp.loss, columns, len(table), self.weights,
             eps=eps, rtol=rtol, atol=atol, max_components=max_components)
         return GradCheck(rows, eps, rtol, skipped)
 
     def check_backprop(self, text: str, *, require: Any = None, draws: int = 5,
-                       seed: int = 0) -> CheckReport:
+                       seed: int | None = None, grading: bool | None = None) -> CheckReport:
         """Check backward lines written by hand (``d/L/d/v`` definitions and any helpers)
         against this model's GCP on ``draws`` random draws of the inputs and weights.
 
         ``require``: the adjoints that must be written for ``.ok`` (``d/L/d/w`` or ``w``;
-        default: all the weights' gradients need). The result has ``.ok``,
-        ``.first_wrong_line`` (1-based in ``text``; None when all is right), ``.lines``,
-        ``.adjoints``, ``.report()``, and displays as HTML.
+        default: all the weights' gradients need). ``seed`` of the draws: default 0, or the
+        student's own once grading has started (``tf.grading.start``). The result has
+        ``.ok``, ``.first_wrong_line`` (1-based in ``text``; None when all is right),
+        ``.lines``, ``.adjoints``, ``.report()``, and displays as HTML. Text that still holds
+        nbgrader's stub is "not answered yet"; in grading mode (``grading``; default: when an
+        exercise grades this model), the compiler's backward pass pasted is refused and no
+        hint spells out the compiler's formula.
 
         >>> sq = TenFlangModel("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n", "sq")
         >>> r = sq.check_backprop("define d/L/d/w = w")
         >>> r.ok, r.first_wrong_line
         (False, 1)
         """
-        self._need_gcp()
+        gcp = self._need_gcp()
+        if seed is None:
+            seed = GRADING.seed(f"check/{self.name}") or 0
+        file = f"{self.name} (your backward pass)"
+        if grading is None:
+            grading = self.withheld is not None
+        refused = not_answered(text, file, gcp.loss)
+        if refused is None and grading:
+            copied = compiler_copy(text, [gcp, self._compiled_full])
+            if copied is not None:
+                refused = TenFlangError.at(
+                    copied.why, file=file, line=copied.line, column=copied.column,
+                    length=copied.length, source=split_lines(text)[copied.line - 1],
+                    hint="grading mode refuses it: write the backward pass yourself, one line "
+                         "of the model at a time")
+        if refused is not None:
+            required = require if isinstance(require, list | tuple) else []
+            return CheckReport.of(BackpropCheck.failed(self.name, file, gcp.loss, text,
+                                                       refused, required))
         result = api.check_backprop(self.program, text, require=require, draws=draws,
-                                    seed=seed, name=self.name)
+                                    seed=seed, name=self.name, formulas=not grading)
         return CheckReport.of(result)
 
     def cost(self, data: Any = None, *, examples: int = 100, budget: float = 0.2) -> Cost:
@@ -423,9 +585,53 @@ class TenFlangModel:
                                    "cost", file=self.program.file)
         table = self.data if data is None else as_examples(data, self.program)
         comparison = compare_modes(self.program, table, self.weights, examples=examples,
-                                   budget=budget, forward=self.compiled_forward, gcp=gcp)
+                                   budget=budget, forward=self._compiled_forward, gcp=gcp)
         self.costs = Cost.of(comparison)
         return self.costs
+
+    # ------------------------------------------------------------------ curvature
+
+    def curvature(self, data: Any = None) -> Curvature:
+        """The curvature of the mean loss over ``data`` (default: the data of the last
+        training run; an index: that training example) at the current weights, from the
+        Hessian-vector program: ``.hvp(v)``, ``.gradient()``, ``.top_eigenvalue()`` (the
+        largest eigenvalue of the Hessian by power iteration; ``.lr_limit`` is 2 / it) and
+        ``.newton()``.
+
+        >>> lin = TenFlangModel("declare input x\\ndeclare weight a\\ndeclare loss L\\n"
+        ...                     "declare intvar e\\ndefine e = mul a x\\ndefine L = mul e e\\n")
+        >>> lin.curvature({"x": [1.0, 2.0]}).top_eigenvalue().value  # the mean of 2 x^2
+        5.0
+        """
+        self._need_gcp()
+        if not self.weights:
+            raise TenFlangError.at(f"'{self.name}' has no weights: its loss has no gradient, "
+                                   "so no Hessian", file=self.program.file)
+        if isinstance(data, int | np.integer) and not isinstance(data, bool):
+            table = self.example(data)
+        else:
+            table = self._data_table(data)
+        return api.curvature(self.hvp_program, table, self.weights)
+
+    def hvp(self, v: Weights, data: Any = None) -> Weights:
+        """The Hessian of the mean loss over ``data`` (as :meth:`curvature` takes it) times
+        the direction ``v`` (a value for each weight), at the current weights: one run of
+        the Hessian-vector program (:attr:`compiled_hvp`).
+
+        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+        >>> TenFlangModel(SEED_EXAMPLE).hvp({"w": 1.0}, {"x": [2.0], "y": [0.5]})
+        {'w': 0.5}
+        """
+        return self.curvature(data).hvp(v)
+
+    def _data_table(self, data: Any) -> DataTable:
+        """``data`` as examples; None: the data of the last training run."""
+        table = self.data if data is None else as_examples(data, self.program)
+        if table is None:
+            raise TenFlangError.at(
+                f"'{self.name}' has no training data yet: train it first, or give data=...",
+                file=self.program.file)
+        return table
 
     # ------------------------------------------------------------------ the loss landscape
 
@@ -433,11 +639,7 @@ class TenFlangModel:
         """The mean loss over ``data`` (default: the data of the last training run) at any
         weights, many settings at a time (``.losses(points)``; see ``core.landscape``)."""
         loss = self._need_gcp().loss
-        table = self.data if data is None else as_examples(data, self.program)
-        if table is None:
-            raise TenFlangError.at(
-                f"'{self.name}' has no training data yet: train it first, or give data=...",
-                file=self.program.file)
+        table = self._data_table(data)
         weights = self.program.names("weight")
         columns = training_columns(self.program, table, weights, [loss])
         return LossEvaluator(self.program, columns, len(table), weights, loss)
@@ -593,6 +795,7 @@ class TenFlangModel:
         (against finite differences of the unedited shape program's loss); the training
         panel draws the true GCP's run beside the edited one; ``landscape(paths=...)`` shows
         where the wrong gradient walks. ``name``: the variant's (default ``NAME_edited``).
+        Grading mode withholds it for a model an exercise grades (the edit shows the GCP).
 
         >>> sq = TenFlangModel("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n",
         ...                    "sq")
@@ -604,14 +807,17 @@ class TenFlangModel:
         >>> check.ok, check.wrong, round(check[0]["gcp"], 3), round(check[0]["numeric"], 3)
         (False, ['w'], 1.0, 2.0)
         """
+        # the edit's diff shows the compiled GCP's lines: grading mode withholds it
+        self._guard("the GCP, to edit (.with_gcp(), %%tenflang_gcp)")
         compiled = self._need_gcp()
         if isinstance(compiled, EditedGcp) and compiled.original is not None:
             compiled = compiled.original  # an edit of an edit: still against the true GCP
         edited = edit_gcp(compiled, text, f"{self.name} (edited GCP)")
         variant = copy.copy(self)
-        variant.__dict__.pop("gcp_program", None)  # the edited GCP's, when first asked for
+        for cached in ("_gcp_program", "_compiled_hvp", "_hvp_program"):
+            variant.__dict__.pop(cached, None)  # the edited GCP's, when first asked for
         variant.name = name or f"{self.name}_edited"
-        variant.compiled = edited
+        variant._compiled = edited
         variant.weights = initial_weights(
             {w: self.program.shapes[w] for w in self.program.names("weight")},
             self.settings.init, self.settings.seed)
@@ -622,21 +828,23 @@ class TenFlangModel:
     # ------------------------------------------------------------------ display
 
     def show(self, which: str | list[str] | None = None, *, full: bool = False,
-             example: Any = None) -> Rendered:
+             example: Any = None, predict: bool = False) -> Rendered:
         """The views by name, as the magic's ``--show`` (default: the default views;
-        ``views.describe_views()`` lists them).
+        ``views.describe_views()`` lists them). ``predict``: the stepper in predict mode.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE, "net").show("order")
         <TenFlang views of 'net': order>
         """
         names = views.parse_views(which) if isinstance(which, str | None) else list(which)
+        given = {"predict": predict}
         computed = {}
         for name in names:  # the model computes; the views only render what it hands them
-            method = views.VIEWS[name].computes
-            if method is not None:
+            view = views.VIEWS[name]
+            if view.computes is not None:
+                options = {k: given[k] for k in view.options}
                 try:
-                    computed[name] = getattr(self, method)(example)
+                    computed[name] = getattr(self, view.computes)(example, **options)
                 except TenFlangError as err:
                     computed[name] = err
         return views.program_view(self, names, full=full, example=example, computed=computed)

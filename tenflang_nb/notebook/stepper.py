@@ -28,15 +28,16 @@ line that uses ``m``, ``m``'s whole adjoint already).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..core import ops
 from ..core.backprop import Gcp
+from ..core.describe_ops import formula
+from ..core.dimensions import Dimensions
 from ..core.formatting import fmt_assignments, fmt_list, fmt_value
 from ..core.graph import DataFlowGraph
 from ..core.lexical import GIVEN_KINDS, adjoint_name, split_derivative
@@ -44,10 +45,14 @@ from ..core.ops import Const, Ref
 from ..core.plan import TraceStep
 from ..core.program import Program
 from ..core.syntax import Comment, Define
+from .predict import Question, first_grad_steps, questions
 
-__all__ = ["Step", "StepperRun", "formula", "stepper_run"]
+__all__ = ["HEATMAP_MAX", "Step", "StepperRun", "formula", "label_text", "stepper_run"]
 
 NOT_YET = "?"  # a label whose line has not run yet
+# entries: a tensor up to this size is drawn as a heatmap on its node (views/heatmap.py); a
+# bigger one is labelled with its range
+HEATMAP_MAX = 400
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,11 @@ class Step:
     caption: str  # what the line computes, in words
     numbers: str  # the same with the numbers in: "= 0.5 × 0.25 = 0.125"
     updates: tuple[tuple[str, str, str], ...]  # (variable, "value" or "grad", new label text)
+    # the dimension analysis of a line on tensors ("" on scalars): core/dimensions.py
+    shapes: str = ""
+    # (variable, row, value) of the updates whose value is a tensor (what a heatmap shows)
+    tensors: tuple[tuple[str, str, np.ndarray], ...] = ()
+    array: np.ndarray | None = None  # the line's value, when it is a tensor
 
 
 @dataclass(frozen=True)
@@ -82,39 +92,25 @@ class StepperRun:
     start: dict[str, dict[str, str]]
     widest: dict[str, dict[str, str]]
     skipped: int  # steps beyond the listed lines (a GCP too long to step through whole)
+    # the tensors among the values in the graph before any line has run (inputs, weights)
+    start_tensors: dict[str, np.ndarray] = field(default_factory=dict)
+    # predict mode: what the stepper asks before each adjoint's value (notebook/predict.py)
+    questions: tuple[Question, ...] = ()
+    predicting: bool = False  # asked for predict mode (it may find nothing to ask)
+    withheld: str = ""  # grading mode's message when the backward half is left out
 
     @property
     def intro(self) -> str:
         """What the stepper says before the first line runs."""
         weights = f" and the weights ({self.weights})" if self.weights else ""
+        if self.withheld:
+            return (f"Before the first line: the example {self.example}{weights} are in the "
+                    "graph. Step (or press →) to run the forward pass one line at a time; "
+                    f"the backward pass is left out ({self.withheld}).")
         return (f"Before the first line: the example {self.example}{weights} are in the "
                 "graph. Step (or press →) to run the GCP one line at a time: the forward pass "
                 f"computes every value, then the backward pass computes the adjoints "
                 f"d/{self.loss}/d/v from the loss (whose own adjoint is 1) back to the weights.")
-
-
-# ------------------------------------------------------------------------------ formulas
-
-_OPERAND_RE = re.compile(r"(?<![A-Za-z])([ab])(?![A-Za-z])")
-
-
-def _group(text: str) -> str:
-    return f"({text})" if " " in text or text.startswith("-") else text
-
-
-def formula(op: str | None, args: Sequence[str]) -> str:
-    """The operator's formula (``ops.py``'s ``math``) with the operands written in.
-
-    >>> formula("logistic", ["z"]), formula("mul", ["2", "diff"]), formula("sub", ["1", "-0.5"])
-    ('1 / (1 + exp(-z))', '2 × diff', '1 - (-0.5)')
-    >>> formula(None, ["x"])
-    'x'
-    """
-    if op is None:
-        return args[0]
-    named = dict(zip("ab", (_group(a) for a in args), strict=False))
-    text = _OPERAND_RE.sub(lambda m: named.get(m.group(1), m.group(1)), ops.OPS[op].math)
-    return text.replace(" * ", " × ")
 
 
 def _ref(a: Ref) -> str:
@@ -133,6 +129,7 @@ class _GcpIndex:
         self.program = program
         self.graph = graph
         self.loss = gcp.loss
+        self.dims = Dimensions.of(gcp)
         self.defs: dict[str, tuple[int, Define]] = {}
         self.block: dict[int, int] = {}
         first_origin: int | None = None
@@ -309,18 +306,22 @@ def _numbers(d: Define, env: Mapping[str, Any], value: str) -> str:
 
 def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
                 trace: Sequence[TraceStep], record: Mapping[str, Any],
-                weights: Mapping[str, Any], listed_lines: int) -> StepperRun:
+                weights: Mapping[str, Any], listed_lines: int,
+                predict: bool = False, withheld: str = "") -> StepperRun:
     """Explain each line of ``trace``, the GCP ``gcp`` of ``program`` run on the example
     ``record`` with ``weights`` (as ``model.trace`` runs it): node, edges, caption, numbers,
     label updates. Only the first ``listed_lines`` lines of the GCP (those the stepper
-    lists) are stepped through. ``name``: the model's, for the title.
+    lists) are stepped through. ``name``: the model's, for the title. ``predict``: with the
+    questions of predict mode (``notebook/predict.py``). ``withheld``: grading mode's message
+    when ``gcp`` and ``trace`` hold only the forward half; predict mode then asks nothing
+    (its questions and hints are the backward half's).
     """
     g = _GcpIndex(gcp, program, graph)
     loss = gcp.loss
     given = {n: record.get(n) for n in program.names(*GIVEN_KINDS) if n not in weights}
     env: dict[str, Any] = {**given, **weights}
     start: dict[str, dict[str, str]] = {
-        v: {"value": fmt_value(env[v], "step") if v in env else NOT_YET} for v in program.decls}
+        v: {"value": label_text(env[v]) if v in env else NOT_YET} for v in program.decls}
     pending: dict[str, list[tuple[str, str]]] = {}
     steps: list[Step] = []
     listed = [t for t in trace if t.line <= listed_lines]
@@ -331,22 +332,26 @@ def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
         d = line.statement
         assert isinstance(d, Define)
         value = fmt_value(t.value, "step")
+        label = label_text(t.value)
         updates: list[tuple[str, str, str]] = []
         if line.section == "forward":
             node: str | None = d.target
             edges = tuple((a, d.target) for a in dict.fromkeys(d.variables()))
             caption = _forward_caption(d)
-            updates.append((d.target, "value", value))
+            shapes = g.dims.forward(d)
+            updates.append((d.target, "value", label))
         else:
             if first_backward:
                 first_backward = False
                 if adjoint_name(loss, loss) not in g.defs:  # the pruned GCP leaves it out
                     updates.append((loss, "grad", "1"))
-            node, edges, caption = _backward(g, number, d)
-            updates += _grad_updates(g, number, d, value, pending)
+            node, edges, caption, shapes = _backward(g, number, d)
+            updates += _grad_updates(g, number, d, label, pending)
         env[t.name] = t.value
         steps.append(Step(number, t.name, value, line.section, node, edges, caption,
-                          _numbers(d, env, value), tuple(updates)))
+                          _numbers(d, env, value), tuple(updates), shapes,
+                          _tensors(updates, t.name, env, pending),
+                          np.asarray(t.value, dtype=float) if np.ndim(t.value) else None))
 
     for v, row, _ in (u for s in steps for u in s.updates):
         if row == "grad":
@@ -357,28 +362,64 @@ def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
             if len(text) > len(widest[v].get(row, "")):
                 widest[v][row] = text
     example_text = "{" + ", ".join(f"{n}: {fmt_value(x, 'step')}" for n, x in given.items()) + "}"
+    start_tensors = {v: np.asarray(x, dtype=float) for v, x in {**given, **weights}.items()
+                     if x is not None and np.ndim(x) > 0}
+    asked: tuple[Question, ...] = ()
+    if predict and not withheld:
+        asked = questions(program=program, graph=graph, loss=loss,
+                          first_grad=first_grad_steps([s.updates for s in steps]),
+                          adjoints={v: env.get(adjoint_name(loss, v)) for v in program.decls},
+                          given={**given, **weights})
     return StepperRun(name, program, graph, example_text, fmt_assignments(weights, "step"), loss,
-                      gcp, steps, start, widest, len(trace) - len(listed))
+                      gcp, steps, start, widest, len(trace) - len(listed), start_tensors,
+                      asked, predict, withheld)
+
+
+def label_text(value: Any) -> str:
+    """A value as a node's label shows it: a tensor with its shape and first entries, or,
+    too big for a heatmap, its range.
+
+    >>> label_text(np.arange(3.0)), label_text(np.zeros((20, 30)))
+    ('[3] 0, 1, 2', '[20×30] from 0 to 0')
+    """
+    big = value is not None and np.size(value) > HEATMAP_MAX
+    return fmt_value(value, "range" if big else "step")
+
+
+def _tensors(updates: Sequence[tuple[str, str, str]], name: str, env: Mapping[str, Any],
+             pending: Mapping[str, list[tuple[str, str]]]
+             ) -> tuple[tuple[str, str, np.ndarray], ...]:
+    """The tensor values behind a step's label updates: the line's value, or the sum of the
+    terms of an adjoint that have arrived so far."""
+    found = []
+    for v, row, _ in updates:
+        terms = [n for n, _ in pending.get(v, [])] if row == "grad" else []
+        parts = [env.get(n) for n in terms] if terms else [env.get(name)]
+        if any(x is None or np.ndim(x) == 0 for x in parts):
+            continue
+        found.append((v, row, np.sum([np.asarray(x, dtype=float) for x in parts], axis=0)))
+    return tuple(found)
 
 
 def _backward(g: _GcpIndex, number: int, d: Define
-              ) -> tuple[str | None, tuple[tuple[str, str], ...], str]:
-    """The node, the edges and the caption of a backward line."""
+              ) -> tuple[str | None, tuple[tuple[str, str], ...], str, str]:
+    """The node, the edges, the caption and the dimension analysis of a backward line."""
     loss = g.loss
     parts = split_derivative(d.target)
     if parts is None:  # never emitted by the compiler; say what it is, no more
-        return None, (), f"{d.target} = {formula(d.op, [_ref(a) for a in d.args])}"
+        return None, (), f"{d.target} = {formula(d.op, [_ref(a) for a in d.args])}", ""
     of, wrt, k = parts
     if wrt == loss and of == loss:
-        return loss, (), f"{d.target} = {_ref(d.args[0])}: the loss's own adjoint is 1"
+        return loss, (), f"{d.target} = {_ref(d.args[0])}: the loss's own adjoint is 1", ""
     if of != loss or g.in_loss_block(number):
         caption = _partial_caption(g, number, d, of, wrt, k)
         # the loss's local partials d/L/d/m[:k] are (terms of) m's adjoint: m's node lights up
         node = wrt if of == loss else None
-        return node, ((wrt, of),), caption
+        return node, ((wrt, of),), caption, g.dims.partial(d, of, wrt, k is None)
     users = g.contributions(d.target, wrt)
     edges = tuple((wrt, p) for p in users)
-    return wrt, edges, _adjoint_caption(g, d, wrt, k, users)
+    shapes = g.dims.adjoint(d, wrt, users if loss in g.graph.descendants([wrt]) else [])
+    return wrt, edges, _adjoint_caption(g, d, wrt, k, users), shapes
 
 
 def _grad_updates(g: _GcpIndex, number: int, d: Define, value: str,

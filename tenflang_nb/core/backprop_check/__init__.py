@@ -23,40 +23,61 @@ True
 >>> result = check_backprop(square, "define d/L/d/w = w")
 >>> result.ok, result.first_wrong_line
 (False, 1)
->>> print(result.lines[0].hint.replace(": ", ":\\n"))
-`define L = mul w w` (line 3 of square.tf) uses w twice, so d/L/d/w has one term per use (w + w):
-your value has only one of them
+>>> print(plain(result.lines[0].hint).replace(": ", ":\\n"))
+define L = mul w w (line 3 of square.tf) uses w twice, so d/L/d/w has one term per use:
+w (first operand) + w (second operand); your value has only one of them
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import TenFlangError
 from ..program import Program
+from ..settings import Setting, SettingsError
 from .blame import blame
-from .reference import Reference
-from .report import AdjointVerdict, BackpropCheck, LineVerdict, explanation_lines, status_text
+from .reference import Reference, TooLarge
+from .report import (
+    AdjointVerdict,
+    BackpropCheck,
+    LineVerdict,
+    explanation_lines,
+    inherits_note,
+    plain,
+    status_text,
+)
 from .require import required_adjoints
 from .student import StudentLines, parse_student
 
-__all__ = ["AdjointVerdict", "BackpropCheck", "LineVerdict", "check_backprop",
-           "explanation_lines", "status_text"]
+__all__ = ["OPTIONS", "AdjointVerdict", "BackpropCheck", "LineVerdict", "check_backprop",
+           "explanation_lines", "inherits_note", "plain", "status_text"]
 
 DRAWS = 5  # random draws of inputs and weights an answer is checked on
 
+# The numeric options of a check, checked as the training settings are (the same messages
+# from Python and from %%tenflang_check, whose --draws and --seed are made from this table).
+OPTIONS: Mapping[str, Setting] = {
+    "draws": Setting("draws", "draws", "random draws of the inputs and weights to check on",
+                     DRAWS, int, "an integer from 1 to 100", accepts=lambda v: 1 <= v <= 100),
+    "seed": Setting("seed", "random seed", "seed of the random draws (in a graded notebook: "
+                    "the student's own)", 0, int,
+                    "an integer >= 0", accepts=lambda v: v >= 0),
+}
+
 
 def check_backprop(program: Program, text: str, *, name: str | None = None,
-                   require: Iterable[str] | None = None, draws: int = DRAWS, seed: int = 0
-                   ) -> BackpropCheck:
+                   require: Any = None, draws: int = DRAWS, seed: int = 0,
+                   formulas: bool = True) -> BackpropCheck:
     """Check the backward lines ``text`` a student wrote for the shape program ``program``.
 
     ``name`` labels the student's text in errors (``NAME (your backward pass)``; default:
     the shape program's file name). ``require`` lists the adjoints (``d/L/d/w`` or just
-    ``w``) that must be written for ``ok``; default: every adjoint a weight's gradient needs
-    (the pruned GCP's). ``draws`` random draws of the inputs and weights, from ``seed``.
-    Errors in ``text`` are in the result (``.error``); a shape program without a loss, or a
-    bad ``require``, raise :class:`TenFlangError`.
+    ``w``) that must be written for ``ok``; default: every weight's gradient. ``draws``
+    random draws of the inputs and weights, from ``seed``. ``formulas=False`` (grading
+    mode): no hint spells out the compiler's formula for a line. Errors in ``text`` are in
+    the result (``.error``); a shape program without a loss, or a bad argument, raise
+    :class:`TenFlangError`.
 
     >>> from tenflang_nb.core.examples import SEED_EXAMPLE
     >>> from tenflang_nb.core.program import parse
@@ -64,17 +85,31 @@ def check_backprop(program: Program, text: str, *, name: str | None = None,
     >>> r = check_backprop(seed, "define d/lambda/d/diff = mul 2 diff", require=["diff"])
     >>> r.ok, r.right, r.missing
     (True, ['d/lambda/d/diff'], ['d/lambda/d/o', 'd/lambda/d/z', 'd/lambda/d/w'])
+    >>> check_backprop(seed, "define d/lambda/d/diff = mul 2 diff", seed=-1)
+    Traceback (most recent call last):
+    ...
+    tenflang_nb.core.settings.SettingsError: error: seed must be an integer >= 0, not -1
     """
-    if not (isinstance(draws, int) and 1 <= draws <= 100):
-        raise TenFlangError.at(f"draws must be a whole number from 1 to 100, not {draws!r}")
+    draws = OPTIONS["draws"].check(draws)
+    seed = OPTIONS["seed"].check(seed)
+    if not isinstance(program, Program):
+        raise SettingsError(f"the model must be a TenFlang program, not "
+                            f"{type(program).__name__}")
+    if not isinstance(text, str):
+        raise SettingsError(f"the backward pass must be text (a str), not "
+                            f"{type(text).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise SettingsError(f"name must be text (a str), not {type(name).__name__}")
     loss = program.loss
     label = name or program.file.rsplit("/", 1)[-1].removesuffix(".tf")
     file = f"{label} (your backward pass)"
-    reference = Reference(program, draws, seed)
-    required = required_adjoints(program, loss, reference.expected_adjoints, require)
+    required = required_adjoints(program, loss, require)
+    reference = Reference(program, draws, seed, formulas)
     try:
         statements = parse_student(text, file, program, loss)
         student = StudentLines(reference, statements, file)
-    except TenFlangError as err:  # every diagnostic names a line of the student's text
+    except TooLarge:
+        raise
+    except TenFlangError as err:  # every diagnostic is about the student's text
         return BackpropCheck.failed(label, file, loss, text, err, required)
     return blame(student, label, text, required)

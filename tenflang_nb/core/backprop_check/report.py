@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import TenFlangError
+from ..errors import TenFlangError, printable
 from ..formatting import fmt_assignments, fmt_value
 
-__all__ = ["AdjointVerdict", "BackpropCheck", "LineVerdict", "explanation_lines", "status_text"]
+__all__ = ["AdjointVerdict", "BackpropCheck", "LineVerdict", "explanation_lines",
+           "inherits_note", "plain", "status_text"]
 
 Array = np.ndarray
 
@@ -27,7 +28,8 @@ class LineVerdict:
     ``role``: ``adjoint`` (defines ``d/L/d/v``), ``partial`` (a local partial named as the
     compiler names it, ``d/p/d/m``) or ``helper`` (any other name). ``status``: ``right``,
     ``wrong`` (a root: the mistake is on this line), ``inherits`` (wrong only because it uses
-    a wrong value: ``because`` lists the root lines), ``unchecked`` (a helper with no value
+    a wrong value: ``because`` lists the first root lines, ``more`` says there are more),
+    ``unchecked`` (a helper with no value
     to compare) or ``unused`` (a helper nothing checked uses). ``expected`` and ``actual``
     hold one value per draw (axis 0); ``expected`` is None when there is nothing to compare.
     """
@@ -41,6 +43,7 @@ class LineVerdict:
     actual: Array | None = None
     hint: str | None = None
     because: tuple[int, ...] = ()
+    more: bool = False
     reference: str | None = None  # the compiler's name for what this line should equal
 
     @property
@@ -139,6 +142,11 @@ class BackpropCheck:
 
     # -------------------------------------------------------------- text
 
+    @property
+    def draws_text(self) -> str:
+        """``5 random draws`` (or ``1 random draw``)."""
+        return f"{self.draws} random draw{'s' * (self.draws != 1)}"
+
     def headline(self) -> str:
         """One sentence: all right, the first wrong line, an error, or what is missing."""
         if self.error is not None:
@@ -146,7 +154,7 @@ class BackpropCheck:
             where = f"line {first.line}: " if first.line else ""
             more = len(self.error.diagnostics) - 1
             others = f" (and {more} more error{'s' * (more > 1)})" if more else ""
-            return f"✗ {where}{first.message}{others}: nothing was checked"
+            return f"✗ {where}{printable(first.message)}{others}: nothing was checked"
         if not self.lines:
             return f"✗ nothing to check: write lines like 'define d/{self.loss}/d/w = ...'"
         first = self.first_wrong_line
@@ -158,7 +166,7 @@ class BackpropCheck:
         n = len(self.missing)
         extra = f" ({n} other adjoint{'s' * (n != 1)} not written)" if n else ""
         return (f"✓ all right: {len(self.right)} adjoint{'s' * (len(self.right) != 1)} "
-                f"checked on {self.draws} random draws{extra}")
+                f"checked on {self.draws_text}{extra}")
 
     def report(self) -> str:
         """The whole check as plain text (what ``str()`` and the assert messages show)."""
@@ -167,20 +175,25 @@ class BackpropCheck:
             out.append(self.error.render())
             return "\n".join(out)
         for v in self.roots:
-            out.append(f"line {v.line}: {v.source.strip()}")
-            out.extend("    " + t for t in explanation_lines(v))
+            out.append(f"line {v.line}: {shown_source(v.source)}")
+            out.extend("    " + plain(t) for t in explanation_lines(v))
         if self.lines:
-            out.append(f"your lines (checked on {self.draws} random draws"
+            out.append(f"your lines (checked on {self.draws_text}"
                        + (f"; draw 1: {fmt_assignments(self.sample)}" if self.sample else "")
                        + "):")
-            width = max(len(v.source.strip()) for v in self.lines)
-            for v in self.lines:
-                out.append(f"  {v.line:>3}  {v.source.strip():<{width}}  {status_text(v)}")
+            sources = [shown_source(v.source) for v in self.lines]
+            width = max(map(len, sources))
+            for v, source in zip(self.lines, sources, strict=True):
+                out.append(f"  {v.line:>3}  {source:<{width}}  {status_text(v)}")
         missing = [a for a in self.adjoints if a.status == "missing"]
         if missing:
             out.append("not written yet: " + ", ".join(
-                a.name + (" (your lines used the compiler's value)" if a.given else "")
+                a.name + (" (required)" if a.name in self.required else "")
+                + (" (your lines used the compiler's value)" if a.given else "")
                 for a in missing))
+        note = inherits_note(self)
+        if note:
+            out.append(note)
         return "\n".join(out)
 
     def __str__(self) -> str:
@@ -198,16 +211,46 @@ def status_text(v: LineVerdict) -> str:
     if v.status == "wrong":
         return "✗ wrong: the mistake is on this line"
     if v.status == "inherits":
-        lines = ", ".join(str(n) for n in v.because)
-        where = f"line{'s' * (len(v.because) > 1)} {lines}" if v.because else "an earlier line"
+        lines = ", ".join(str(n) for n in v.because) + (" and others" if v.more else "")
+        many = len(v.because) > 1 or v.more
+        where = f"line{'s' * many} {lines}" if v.because else "an earlier line"
         return f"✗ wrong only because of {where}"
     if v.status == "unused":
         return "helper, not used by any adjoint"
     return "helper (no value of the compiler to compare with)"
 
 
+def inherits_note(result: BackpropCheck) -> str | None:
+    """What "wrong only because of line N" means, when a line is marked so (None: none is).
+
+    >>> inherits_note(BackpropCheck("m", "f", "L", "", [LineVerdict(2, "t", "", "helper",
+    ...                                                              "inherits")]))[:58]
+    'A line wrong only because of line N may itself be written '
+    """
+    if not any(v.status == "inherits" for v in result.lines):
+        return None
+    return ("A line wrong only because of line N may itself be written right: it uses the "
+            "value of line N, which is wrong. Fix the first wrong line, then check again.")
+
+
+def shown_source(text: str) -> str:
+    """A line of the student's text as the report shows it (control characters escaped)."""
+    return printable(text.strip().expandtabs(4))
+
+
+def plain(text: str) -> str:
+    """A sentence of the report as plain text: the backticks around code dropped, control
+    characters escaped.
+
+    >>> plain("`mul w w` uses w twice")
+    'mul w w uses w twice'
+    """
+    return printable(text.replace("`", ""))
+
+
 def explanation_lines(v: LineVerdict) -> list[str]:
-    """The sentences that explain a wrong line: expected/actual values on draw 1, the hint.
+    """The sentences that explain a wrong line: expected/actual values on draw 1, the hint
+    (code between backticks: see :func:`plain`).
 
     >>> v = LineVerdict(1, "t", "define t = w", "adjoint", "wrong", np.array([2.0]),
     ...                 np.array([1.0]), "a factor 2 is missing")

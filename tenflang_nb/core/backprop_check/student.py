@@ -11,17 +11,20 @@ so one block of the backward pass can be checked at a time.
 
 from __future__ import annotations
 
+import math
+from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
 from .. import lexical
 from ..errors import Diagnostic, TenFlangError
-from ..lexical import GIVEN_KINDS, derivative_parts
+from ..formatting import did_you_mean
+from ..lexical import GIVEN_KINDS, adjoint_name, derivative_parts
 from ..plan import Plan
 from ..program import Program, check
 from ..syntax import Comment, Declare, Define, Statement, parse_line
-from .reference import Reference
+from .reference import Reference, too_large
 
 __all__ = ["StudentLines", "parse_student"]
 
@@ -72,6 +75,7 @@ def parse_student(text: str, file: str, program: Program, loss: str) -> list[Sta
                                           loss))
         if statement is not None:
             statements.append(statement)
+    errors.extend(_undefined(statements, program, loss))
     if errors:
         raise TenFlangError(errors)
     if not any(isinstance(s, Define) for s in statements):
@@ -104,6 +108,38 @@ def _check_own_name(name: str, diag: Callable[..., Diagnostic], token: int, prog
 
 
 
+def _undefined(statements: list[Statement], program: Program, loss: str) -> list[Diagnostic]:
+    """An operand that nothing defines: not the model's, not an adjoint the compiler gives,
+    not defined by the student (a name defined on a later line is the checker's error, "used
+    before it is defined"). Declarations are optional here, so the way out is to define it.
+    """
+    targets = {s.target for s in statements if isinstance(s, Define)}
+    declared = {s.name for s in statements if isinstance(s, Declare)}
+    adjoints = [adjoint_name(loss, v) for v in program.decls]
+    defined: list[str] = []
+    errors = []
+    for s in statements:
+        if not isinstance(s, Define):
+            continue
+        for i, a in enumerate(s.args):
+            parts = derivative_parts(a) if isinstance(a, str) else None
+            if (not isinstance(a, str) or a in program.decls or a in targets or a in declared
+                    or (parts is not None and parts[0] == loss and parts[1] in program.decls)):
+                continue
+            partial = parts is not None and parts[0] in program.decls
+            what = f"the local partial {a}" if partial else f"'{a}'"
+            define = (f"define it on an earlier line ('define {a} = ...'): a backward pass "
+                      "needs no declarations")
+            suggestion = None if partial else did_you_mean(a, [*program.decls, *defined,
+                                                               *adjoints])
+            errors.append(s.src.diag(f"{what} is not defined before this line",
+                                     s.operand_token(i),
+                                     hint=f"{suggestion} If not, {define}" if suggestion
+                                     else define))
+        defined.append(s.target)
+    return errors
+
+
 class StudentLines:
     """The student's ``statements`` run on the draws of ``ref``: ``chained`` and ``iso``
     (isolated) values of every line, each line's ``role`` (``adjoint``, ``partial`` or
@@ -119,6 +155,11 @@ class StudentLines:
         assembled, self.given = self._assemble(file)
         self.shapes = assembled.shapes
         n = ref.n
+        # the run keeps every value once, the chained and isolated values copy the student's
+        per_draw = sum(math.prod(s) for s in self.shapes.values()) + 2 * sum(
+            math.prod(self.shapes[d.target]) for d in self.defines)
+        too_large(n * per_draw, "your backward pass, run after the forward pass,", per_draw,
+                  n, file)
         run = Plan(assembled).run({**ref.data, **{g: ref.values[g] for g in self.given}}, n)
         self.chained = {d.target: np.array(np.broadcast_to(
             run.value(d.target), (n, *self.shapes[d.target]))) for d in self.defines}
@@ -187,6 +228,16 @@ class StudentLines:
             if d.target not in local:
                 env = {a: self._operand(a, local) for a in d.variables()}
                 local[d.target] = self._evaluate(d, env)
+        return local
+
+    def recompute(self, lines: Iterable[Define], overrides: Mapping[str, Array]
+                  ) -> Mapping[str, Array]:
+        """The isolated values again with ``overrides`` in place: ``lines`` (in order, every
+        line that depends on an override) recomputed, every other line as it was."""
+        local = ChainMap({}, dict(overrides), self.iso)
+        for d in lines:
+            env = {a: self._operand(a, local) for a in d.variables()}
+            local[d.target] = self._evaluate(d, env)
         return local
 
     def _evaluate(self, d: Define, env: Mapping[str, Array]) -> Array:

@@ -50,6 +50,8 @@ class View:
     # the model's method that computes what the view shows, given the example; model.show()
     # calls it and hands the result (or its TenFlangError) to the renderer
     computes: str | None = None
+    # the keyword options of model.show() (and the magic's flags) that method takes
+    options: tuple[str, ...] = ()
 
 
 VIEWS: dict[str, View] = {v.name: v for v in (
@@ -63,8 +65,9 @@ VIEWS: dict[str, View] = {v.name: v for v in (
     View("values", values.render, "the graph with each node's value and gradient on one "
          "training example", in_all=False, needs_training=True, computes="values_on"),
     View("step", step.render, "the GCP run on one example a line at a time, on the graph: "
-         "the forward pass, then the backward pass", in_all=False, needs_training=True,
-         computes="stepper_run"),
+         "the forward pass, then the backward pass (--predict: asking for each adjoint "
+         "before it shows)", in_all=False, needs_training=True, computes="stepper_run",
+         options=("predict",)),
     # not in all: measuring runs both programs (seconds for a big model), and the times it
     # shows differ from run to run
     View("cost", cost.render, "forward mode against reverse mode (backprop): sweeps, lines "

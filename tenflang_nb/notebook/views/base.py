@@ -42,6 +42,9 @@ class Shown(Protocol):
     result: TrainResult | None  # the last training run
     data: DataTable | None  # the last training data
     costs: ModeComparison | None  # what the last model.cost() measured
+    # grading mode's message when the backward pass is withheld (then compiled and
+    # compiled_full raise: a view reads them only when this is None)
+    withheld: str | None
 
     @property
     def compiled_full(self) -> Gcp:

@@ -31,7 +31,9 @@ def model_html(model: Shown) -> str:
     prefix = new_prefix(model.source + "model")
     p = model.program
     gcp = ""
-    if model.compiled is not None:
+    if model.withheld is not None:
+        gcp = f" · GCP withheld (grading mode) · loss <code>{esc(model.loss)}</code>"
+    elif model.compiled is not None:
         gcp = (f" · GCP {len(model.compiled.lines)} lines "
                f"(full: {len(model.compiled_full.lines)}) · loss <code>{esc(model.loss)}</code>")
     trained = ""

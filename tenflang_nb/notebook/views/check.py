@@ -15,13 +15,20 @@ The core computed everything shown (``core.backprop_check``); this module only l
 
 from __future__ import annotations
 
-from ...core.backprop_check import BackpropCheck, LineVerdict, explanation_lines, status_text
+from ...core.backprop_check import (
+    BackpropCheck,
+    LineVerdict,
+    explanation_lines,
+    inherits_note,
+    status_text,
+)
+from ...core.errors import printable
 from ...core.formatting import fmt_assignments
-from .diagnostics import diagnostic_html
-from .html import esc, new_prefix, page
+from .diagnostics import cell_line, diagnostic_html
+from .html import Rendered, esc, new_prefix, page
 from .listing import source_lines
 
-__all__ = ["backprop_check_html"]
+__all__ = ["backprop_check_html", "check_in_cell", "sentence_html"]
 
 # inline, not in the shared stylesheet: every stored output embeds that sheet, so a new rule
 # there would change every notebook's outputs; only the looks depend on these
@@ -30,11 +37,22 @@ _LEFT_SANS = "text-align:left;font-family:inherit"
 _STATUS_CLASS = {"right": "tf-ok", "wrong": "tf-fail", "inherits": "tf-fail"}
 
 
-def _root_html(v: LineVerdict) -> str:
-    lines = "".join(f"<div>{esc(t)}</div>" for t in explanation_lines(v))
+def sentence_html(text: str) -> str:
+    """A sentence of the report (code between backticks) as HTML: the code as code.
+
+    >>> sentence_html("`mul w w` uses w < 2\x1b times")
+    '<code>mul w w</code> uses w &lt; 2\\\\x1b times'
+    """
+    parts = esc(printable(text)).split("`")
+    return "".join(f"<code>{p}</code>" if k % 2 and p else p for k, p in enumerate(parts))
+
+
+def _root_html(v: LineVerdict, in_cell: bool) -> str:
+    lines = "".join(f"<div>{sentence_html(t)}</div>" for t in explanation_lines(v))
+    where = f"line {v.line}" + (f" ({cell_line(v.line)})" if in_cell else "")
     return (f'<div class="tf-diag tf-error" data-tf-diag-line="{v.line}">'
-            f'<div class="tf-diag-head">line {v.line}: <code>{esc(v.source.strip())}</code>'
-            f"</div>{lines}</div>")
+            f'<div class="tf-diag-head">{where}: '
+            f"<code>{esc(printable(v.source.strip()))}</code></div>{lines}</div>")
 
 
 def _lines_table(result: BackpropCheck) -> str:
@@ -49,7 +67,7 @@ def _lines_table(result: BackpropCheck) -> str:
         else:
             verdict = esc(status_text(v))
             css = f' class="{_STATUS_CLASS[v.status]}"' if v.status in _STATUS_CLASS else ""
-        code = esc(text.expandtabs(4))
+        code = esc(printable(text.expandtabs(4)))
         rows.append(f'<tr data-tf-line="{number}"><td>{number}</td>'
                     f'<td class="tf-name"><code>{code}</code></td>'
                     f'<td class="tf-name" style="{_LEFT_SANS}"><span{css}>{verdict}</span></td>'
@@ -76,23 +94,29 @@ def _adjoints_html(result: BackpropCheck) -> str:
     return f"<div>Adjoints:<ul>{''.join(groups)}</ul></div>" if groups else ""
 
 
-def backprop_check_html(result: BackpropCheck) -> str:
-    """The whole check as one HTML output."""
+def backprop_check_html(result: BackpropCheck, in_cell: bool = False) -> str:
+    """The whole check as one HTML output; ``in_cell``: under the ``%%tenflang_check`` cell
+    that holds the text (a line is named as the editor numbers it too)."""
     css = "tf-ok" if result.ok else "tf-fail"
-    head = (f"<h4>Backward pass of <code>{esc(result.model)}</code>: "
+    head = (f"<h4>Backward pass of <code>{esc(printable(result.model))}</code>: "
             f'<span class="{css}">{esc(result.headline())}</span></h4>')
     if result.error is not None:
         lines = source_lines(result.text)
-        body = head + "".join(diagnostic_html(d, lines) for d in result.error.diagnostics[:20])
+        body = head + "".join(diagnostic_html(d, lines, in_cell and d.file == result.file)
+                              for d in result.error.diagnostics[:20])
         return page(body, new_prefix(body), interactive=False)
-    roots = "".join(_root_html(v) for v in result.roots)
+    roots = "".join(_root_html(v, in_cell) for v in result.roots)
     sample = fmt_assignments(result.sample)
-    note = (f"Checked against the compiler's d/{result.loss}/d/v on {result.draws} random "
-            "draws of the inputs and weights" + (f" (draw 1: {sample})" if sample else "")
+    note = (f"Checked against the compiler's d/{result.loss}/d/v on {result.draws_text} "
+            "of the inputs and weights" + (f" (draw 1: {sample})" if sample else "")
             + ".")
-    if any(v.status == "inherits" for v in result.lines):
-        note += (" A line wrong only because of another line computes the right thing from "
-                 "right values: fix the first wrong line first.")
+    note += " " + (inherits_note(result) or "")
     body = (head + roots + _lines_table(result) + _adjoints_html(result)
-            + f'<div class="tf-note">{esc(note)}</div>')
+            + f'<div class="tf-note">{esc(note.strip())}</div>')
     return page(body, new_prefix(body), interactive=False)
+
+
+def check_in_cell(result: BackpropCheck) -> Rendered:
+    """``result`` as its ``%%tenflang_check`` cell shows it (the result itself, displayed
+    later elsewhere, names only the lines of its text)."""
+    return Rendered(backprop_check_html(result, in_cell=True), result.report())

@@ -24,8 +24,8 @@ __all__ = ["cost_html", "render"]
 
 
 def render(model: Shown, o: ViewOptions) -> str:
-    if model.compiled is None or not model.weights:
-        what = "declares no loss" if model.compiled is None else "has no weights"
+    if model.loss is None or not model.weights:
+        what = "declares no loss" if model.loss is None else "has no weights"
         return (f'<div class="tf-note">No cost to show: the program {what}, so it has no '
                 "gradient.</div>")
     if model.costs is None:

@@ -158,11 +158,17 @@ def _uses_tensors(program: Program) -> bool:
     return any(shape != () for shape in program.shapes.values())
 
 
-def _value_rows(value: str, grad: str | None) -> str:
+def _value_rows(value: str, grad: str | None, under: Mapping[str, str]) -> str:
+    """The "value" and "grad" rows of a label, each with what ``under`` puts below it (a
+    Graphviz table: a heatmap)."""
     rows = f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="10">value {_hl(value)}</FONT></TD></TR>'
+    if "value" in under:
+        rows += f'<TR><TD ALIGN="LEFT">{under["value"]}</TD></TR>'
     if grad is not None:
         rows += (f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="10" COLOR="#b91c1c">grad '
                  f"{_hl(grad)}</FONT></TD></TR>")
+        if "grad" in under:
+            rows += f'<TR><TD ALIGN="LEFT">{under["grad"]}</TD></TR>'
     return rows
 
 
@@ -172,7 +178,7 @@ def _hl(text: str) -> str:
 
 
 def _label(number: int | None, name: str, op: str, shape: str | None,
-           labels: tuple[str, str | None] | None) -> str:
+           labels: tuple[str, str | None] | None, under: Mapping[str, str]) -> str:
     head = f"{number}. {name}" if number is not None else name
     if labels is None:
         return "\n".join(x for x in (head, op, shape) if x)
@@ -180,7 +186,7 @@ def _label(number: int | None, name: str, op: str, shape: str | None,
     return ('<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">'
             f"<TR><TD><B>{_hl(head)}</B></TD></TR>"
             f'<TR><TD><FONT POINT-SIZE="9">{_hl(sub)}</FONT></TD></TR>'
-            f"{_value_rows(*labels)}</TABLE>>")
+            f"{_value_rows(*labels, under)}</TABLE>>")
 
 
 def _groups(program: Program, graph: DataFlowGraph) -> dict[str, list[str]]:
@@ -197,11 +203,13 @@ def _groups(program: Program, graph: DataFlowGraph) -> dict[str, list[str]]:
 
 def layout_graph(program: Program, graph: DataFlowGraph, prefix: str, *,
                  labels: Mapping[str, tuple[str, str | None]] | None = None,
+                 under: Mapping[str, Mapping[str, str]] | None = None,
                  collapse_at: int = COLLAPSE_AT) -> GraphLayout:
     """Decide what to draw: nodes (clustered/collapsed vectors), constants, edges.
 
     ``labels`` maps a variable to its value and adjoint as shown (text) for the "value | grad"
-    views.
+    views; ``under``, a variable to what goes under its "value" or "grad" row (a Graphviz
+    HTML-like table: the stepper's heatmaps).
     """
     order = {name: i for i, name in enumerate(graph.topological_order(), 1)}
     tensors = _uses_tensors(program)
@@ -230,7 +238,8 @@ def layout_graph(program: Program, graph: DataFlowGraph, prefix: str, *,
         key = f"{prefix}_n{len(layout.nodes)}"
         shape = fmt_shape(program.shapes[name]) if tensors else None
         label = _label(order.get(name), name, _op_text(program, name), shape,
-                       labels.get(name) if labels is not None else None)
+                       labels.get(name) if labels is not None else None,
+                       (under or {}).get(name, {}))
         tooltip = f"{order.get(name)}. {definition_text(program, name)}"
         group = member_of.get(name)
         layout.nodes.append(DrawnNode(key, [name], program.kind(name), label,

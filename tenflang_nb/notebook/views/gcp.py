@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...core.backprop import Gcp
 from ...core.program import Program
 from .base import Shown, ViewOptions
-from .html import attrs
+from .html import attrs, esc
 from .listing import (
     MAX_LISTED,
     highlight_lines,
@@ -25,10 +25,13 @@ from .listing import (
     statement_name,
 )
 
-__all__ = ["render", "side_by_side"]
+__all__ = ["counts_text", "render", "side_by_side"]
 
 
 def render(model: Shown, o: ViewOptions) -> str:
+    if model.withheld is not None:
+        note = f'<div class="tf-note"><b>No GCP here:</b> {esc(model.withheld)}.</div>'
+        return side_by_side(model.source, model.program, None, None, note, model.name)
     if model.compiled is None:
         note = ('<div class="tf-note">No GCP: the program declares no loss '
                 "(add <code>declare loss L</code> and define it to get gradients).</div>")
@@ -59,7 +62,7 @@ def _shape_listing(source: str, program: Program, name: str) -> str:
         tags = attrs(cls="tf-line tf-shape-line", data_tf_line=number,
                      data_tf_nodes=" ".join(names) if names else None)
         rows.append(line_row(tags, number, width, code))
-    return pane(rows, "tf-shape") + more_lines(total, f"{name}.source")
+    return pane(rows, "tf-shape", hang=width + 2) + more_lines(total, f"{name}.source")
 
 
 def _gcp_listing(gcp: Gcp, name: str) -> str:
@@ -73,7 +76,25 @@ def _gcp_listing(gcp: Gcp, name: str) -> str:
                      data_tf_gcp_line=number, data_tf_section=line.section, title=title)
         rows.append(line_row(tags, number, width, code))
     more = more_lines(len(gcp.lines), f"{name}.gcp_full" if gcp.full else f"{name}.gcp")
-    return pane(rows, "tf-gcp") + more
+    return pane(rows, "tf-gcp", hang=width + 2) + more
+
+
+def counts_text(shown: int, full: bool, other: int | None) -> str:
+    """What the GCP pane's header says about its length: which GCP it is (pruned to what the
+    weights' gradients need, or full: every adjoint) and how long the other one is.
+
+    >>> counts_text(37, False, 49)
+    "37 lines, only what the weights' gradients need (49 with every adjoint: --full)"
+    >>> counts_text(49, True, 37)
+    "49 lines, every adjoint (37 with only what the weights' gradients need)"
+    """
+    if full:
+        text = f"{shown} lines, every adjoint"
+        other_text = f"{other} with only what the weights' gradients need"
+    else:
+        text = f"{shown} lines, only what the weights' gradients need"
+        other_text = f"{other} with every adjoint: --full"
+    return text if other is None else f"{text} ({other_text})"
 
 
 def side_by_side(source: str, program: Program, gcp: Gcp | None, other_count: int | None,
@@ -88,12 +109,9 @@ def side_by_side(source: str, program: Program, gcp: Gcp | None, other_count: in
     if gcp is None:
         right = f'<div class="tf-col"><h4>Gradient Computing Program</h4>{gcp_note}</div>'
         return f'<div class="tf-row tf-sbs">{shape}{right}</div>'
-    shown, other = ("full", "pruned") if gcp.full else ("pruned", "full")
-    counts = f"{len(gcp.lines)} lines {shown}"
-    if other_count is not None:
-        counts += f" · {other_count} lines {other}"
+    counts = counts_text(len(gcp.lines), gcp.full, other_count)
     tags = attrs(cls="tf-counts", data_tf_gcp_lines=len(gcp.lines), data_tf_gcp_other=other_count)
     listing = _gcp_listing(gcp, name)
-    right = (f'<div class="tf-col"><h4>Gradient Computing Program <span{tags}>({counts})</span>'
+    right = (f'<div class="tf-col"><h4>Gradient Computing Program: <span{tags}>{counts}</span>'
              f"</h4>{listing}{gcp_note}</div>")
     return f'<div class="tf-row tf-sbs">{shape}{right}</div>'

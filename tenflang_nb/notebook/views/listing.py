@@ -1,10 +1,13 @@
 """What every program listing is made of (the ``gcp``, ``expanded`` and ``step`` views list
-programs): syntax-highlighted lines, each a numbered row, in a scrolling pane.
+programs): syntax-highlighted lines (in the palette's colours: :mod:`tenflang_nb.palette`),
+each a numbered row, in a scrolling pane.
 
 Every listed line is an element carrying ``data-tf-line`` (for a GCP line: the shape-program
 line it derives from, ``Gcp.lines[i].origin``) so the hover script can connect them. A listing
 is a ``<pre>`` whose lines end in real newlines and start with their number, padded with
 spaces: its text reads line by line even where no stylesheet applies (an untrusted notebook).
+A pane that wraps (:func:`pane`'s ``hang``) breaks a long line at the pane's edge rather than
+hiding its end, and (where its stylesheet applies) indents the rest under the line's code.
 
 >>> listing = pane([line_row(' class="tf-line"', 1, 1, "declare input x")], "tf-x")
 >>> listing.startswith('<pre class="tf-scroll tf-code tf-x">'), listing.count(chr(10))
@@ -20,7 +23,7 @@ from pygments.formatters import HtmlFormatter
 
 from ...core.lexical import split_lines
 from ...core.syntax import Declare, Define
-from ...lexer import TenFlangLexer
+from ...lexer import TenFlangLexer, TenFlangStyle
 from .html import esc
 
 __all__ = ["MAX_LISTED", "highlight_lines", "line_row", "more_lines", "pane", "source_lines",
@@ -35,14 +38,14 @@ MAX_LISTED = 2500
 def _tools() -> tuple[TenFlangLexer, HtmlFormatter]:
     # stripnl=False: leading blank lines must survive, or line numbers would shift
     return (TenFlangLexer(stripnl=False, ensurenl=True),
-            HtmlFormatter(noclasses=True, nowrap=True, style="default"))
+            HtmlFormatter(noclasses=True, nowrap=True, style=TenFlangStyle))
 
 
 def highlight_lines(lines: list[str]) -> list[str]:
     """Each line as highlighted HTML with inline styles (renders without any stylesheet).
 
     >>> highlight_lines(["define z = mul x w"])[0][:40]
-    '<span style="color: #008000; font-weight'
+    '<span style="color: #15803D; font-weight'
 
     """
     if not lines:
@@ -81,8 +84,23 @@ def line_row(tags: str, number: int, width: int, code: str, before: str = "") ->
             f"{before}{code}\n</span>")
 
 
-def pane(rows: list[str], cls: str) -> str:
-    return f'<pre class="tf-scroll tf-code {cls}">{"".join(rows)}</pre>'
+def pane(rows: list[str], cls: str, hang: int = 0) -> str:
+    """The listing: ``rows`` in a scrolling ``<pre>``.
+
+    ``hang``: long lines wrap at the pane's edge instead of running past it, and go on
+    ``hang`` characters in (the number, its two spaces and what goes before the code), under
+    their code. The wrapping is inline (it holds where no stylesheet applies), the indent is
+    the stylesheet's (``.tf-hang``: it needs the rows as blocks, which a sanitized output must
+    not get: its text would read with a blank line between lines).
+
+    >>> pane([], "tf-x", hang=4).split(";")[-1]
+    '--tf-hang:4"></pre>'
+    """
+    if not hang:
+        return f'<pre class="tf-scroll tf-code {cls}">{"".join(rows)}</pre>'
+    # word-break: JupyterLab breaks an output's pre anywhere (break-all), even mid-word
+    style = f"white-space:pre-wrap;word-break:normal;overflow-wrap:break-word;--tf-hang:{hang}"
+    return f'<pre class="tf-scroll tf-code {cls} tf-hang" style="{style}">{"".join(rows)}</pre>'
 
 
 def more_lines(total: int, where: str) -> str:

@@ -30,7 +30,10 @@ import json
 import re
 from typing import Any
 
-from ..stepper import StepperRun
+import numpy as np
+
+from ..stepper import HEATMAP_MAX, StepperRun
+from . import predict
 from .base import Shown, ViewOptions, on_one_example
 from .drawing import (
     MAX_NODES,
@@ -41,6 +44,8 @@ from .drawing import (
     render_png,
     render_svg,
 )
+from .heatmap import PALETTE_CODES, dot_cells, heat_data, html_heatmap, svg_cells
+from .heatmap import legend_html as heat_legend
 from .html import Rendered, attrs, esc, new_prefix, page, png_img, static_text
 from .listing import MAX_LISTED, highlight_lines, line_row, pane
 
@@ -60,7 +65,7 @@ def _json(data: Any) -> str:
 
 def render(model: Shown, o: ViewOptions) -> str:
     """``o.computed``: the :class:`StepperRun` (or the error) ``model.stepper_run`` made."""
-    if model.compiled is None:
+    if model.loss is None:
         return ('<div class="tf-note">No stepper: the program declares no loss, so it has no '
                 "GCP to step through.</div>")
     missing = ('<div class="tf-note">The stepper runs the GCP on one example: train first '
@@ -73,9 +78,23 @@ def stepper_view(run: StepperRun, source: str) -> Rendered:
     """The stepper of ``run`` as one output (``model.stepper()``); ``source``: the model's
     cell (it makes the output's id)."""
     prefix = new_prefix(source + run.example + run.weights)
+    asked = f", {len(run.questions)} to predict" if run.predicting else ""
     return Rendered(page(stepper_html(run, prefix), prefix, interactive=False),
                     f"<TenFlang stepper of '{run.name}' on {run.example}: "
-                    f"{len(run.steps)} steps>")
+                    f"{len(run.steps)} steps{asked}>")
+
+
+def heatmapped(run: StepperRun) -> dict[str, list[str]]:
+    """The variables drawn with heatmaps, and their rows (``value``, ``grad``): the tensors
+    of at most ``HEATMAP_MAX`` entries."""
+    shapes = run.program.shapes
+    return {v: [row for row in ("value", "grad") if row in rows]
+            for v, rows in run.start.items()
+            if shapes.get(v) and int(np.prod(shapes[v])) <= HEATMAP_MAX}
+
+
+def _heat_name(run: StepperRun, v: str, row: str) -> str:
+    return v if row == "value" else f"d/{run.loss}/d/{v}"
 
 
 def _graph(run: StepperRun, sid: str
@@ -83,7 +102,14 @@ def _graph(run: StepperRun, sid: str
     """The graph (SVG, or a table of variables without Graphviz), each variable's element
     id, and each edge's (operand, consumer) -> element id."""
     labels = {v: (rows["value"], rows.get("grad")) for v, rows in run.widest.items()}
-    layout = layout_graph(run.program, run.graph, sid, labels=labels)
+    under: dict[str, dict[str, str]] = {}
+    numbered: dict[int, tuple[str, int]] = {}
+    for v, rows in heatmapped(run).items():
+        shape = run.program.shapes[v]
+        for row in rows:  # cells in a placeholder colour, one per heatmap: see svg_cells
+            under.setdefault(v, {})[row] = dot_cells(shape, number=len(numbered))
+            numbered[len(numbered)] = (row, int(np.prod(shape)))
+    layout = layout_graph(run.program, run.graph, sid, labels=labels, under=under)
     layout.rankdir = "TB"  # tall and narrow, beside the listing
     key_of = {name: n.key for n in layout.nodes for name in n.names}
     edge_of: dict[tuple[str, str], str] = {}
@@ -91,7 +117,7 @@ def _graph(run: StepperRun, sid: str
         edge_of[(tail, head)] = f"{sid}_e{i}"
     edges = {(m, p): edge_of[(key_of[m], key_of[p])] for m, p in run.graph.edges()
              if (key_of[m], key_of[p]) in edge_of}
-    legend = legend_html(kinds_drawn(layout))
+    legend = legend_html(kinds_drawn(layout)) + (heat_legend() if under else "")
     try:
         if len(layout.nodes) > MAX_NODES:
             raise GraphUnavailable(f"{len(layout.nodes)} nodes are too many to draw legibly")
@@ -99,6 +125,7 @@ def _graph(run: StepperRun, sid: str
     except GraphUnavailable as why:
         return _variables_table(run, sid, str(why)), {v: f"{sid}_v{i}" for i, v in
                                                      enumerate(run.start)}, {}
+    svg = svg_cells(svg, numbered)
     # the label rows the script rewrites; Graphviz's comments could end the inert script early
     svg = _SLOT_RE.sub(lambda m: f'<text class="tf-slot-{m.group(2)}" {m.group(1)}>'
                        f"{m.group(2)} ", svg)
@@ -153,7 +180,7 @@ def _listing(run: StepperRun) -> str:
     return pane(rows, "tf-step-gcp") + more
 
 
-def _controls(n: int) -> str:
+def _controls(n: int, asking: bool = False) -> str:
     def button(cls: str, label: str, title: str) -> str:
         return (f'<button type="button" class="{cls}" title="{esc(title)}" '
                 f'aria-label="{esc(title)}">{label}</button>')
@@ -170,15 +197,19 @@ def _controls(n: int) -> str:
               f'aria-label="lines per second">{speeds}</select> lines/s</label>'
             + f'<input type="range" class="tf-step-slider" min="0" max="{n}" value="0" '
               'step="1" aria-label="step">'
-            + '<span class="tf-step-count"></span></div>')
+            + '<span class="tf-step-count"></span>'
+            + (predict.score_html() if asking else "") + "</div>")
 
 
 def _ui(run: StepperRun, graph: str) -> str:
     n = len(run.steps)
+    asking = bool(run.questions)
     caption = ('<div class="tf-step-caption" aria-live="polite">'
-               '<div class="tf-step-what"></div><div class="tf-step-numbers"></div></div>')
+               '<div class="tf-step-what"></div><div class="tf-step-numbers"></div>'
+               '<div class="tf-step-dims"></div>'
+               + (predict.ask_html() if asking else "") + "</div>")
     listing = _listing(run)
-    return (f'<div class="tf-step-live" tabindex="0">{_controls(n)}{caption}'
+    return (f'<div class="tf-step-live" tabindex="0">{_controls(n, asking)}{caption}'
             f'<div class="tf-step-main"><div class="tf-step-graph"{_width(graph)}>{graph}</div>'
             f'<div class="tf-step-code"><h4>Gradient Computing Program '
             f"({len(run.gcp.lines)} lines)</h4>"
@@ -198,11 +229,16 @@ def _static_table(run: StepperRun) -> str:
                     "loss back to the weights")
             rows.append(f'<tr><th colspan="5" style="text-align:left">{esc(what)}</th></tr>')
         code = str(run.gcp.lines[s.line - 1].statement)
+        heat = ""
+        if s.array is not None and s.array.size <= HEATMAP_MAX:
+            heat = "<br>" + html_heatmap(s.name, s.array)
+        shapes = (f'<br><span class="tf-step-dims">Shapes: {esc(s.shapes)}</span>' if s.shapes
+                  else "")
         rows.append(f'<tr class="tf-step-row"><td>{i}</td><td>{s.line}</td>'
                     f'<td class="tf-name"><code>{esc(code)}</code></td>'
-                    f"<td><code>{esc(s.value)}</code></td>"
+                    f"<td><code>{esc(s.value)}</code>{heat}</td>"
                     f'<td class="tf-name">{esc(s.caption)}<br><code>{esc(s.numbers)}</code>'
-                    "</td></tr>")
+                    f"{shapes}</td></tr>")
     more = len(run.steps) - MAX_TABLE_ROWS
     if more > 0:
         rows.append(f'<tr><td colspan="5">… {more} more steps</td></tr>')
@@ -218,10 +254,25 @@ def final_labels(run: StepperRun) -> dict[str, tuple[str, str | None]]:
     return {v: (r["value"], r.get("grad")) for v, r in rows.items()}
 
 
+def final_tensors(run: StepperRun) -> dict[str, dict[str, np.ndarray]]:
+    """Each tensor's value and adjoint once every step has run (those drawn as heatmaps)."""
+    drawn = heatmapped(run)
+    found: dict[str, dict[str, np.ndarray]] = {
+        v: {"value": x} for v, x in run.start_tensors.items() if v in drawn}
+    for s in run.steps:
+        for v, row, x in s.tensors:
+            if v in drawn:
+                found.setdefault(v, {})[row] = x
+    return found
+
+
 def _picture(run: StepperRun, sid: str) -> str:
     """The graph after the last step, as a PNG: what the static table shows beside it (a
     sanitized output keeps images, not SVG)."""
-    layout = layout_graph(run.program, run.graph, f"{sid}p", labels=final_labels(run))
+    under = {v: {row: dot_cells(x.shape, x) for row, x in rows.items()}
+             for v, rows in final_tensors(run).items()}
+    layout = layout_graph(run.program, run.graph, f"{sid}p", labels=final_labels(run),
+                          under=under)
     layout.rankdir = "TB"
     try:
         if len(layout.nodes) > MAX_NODES:
@@ -229,32 +280,50 @@ def _picture(run: StepperRun, sid: str) -> str:
         png, width = render_png(layout)
     except GraphUnavailable:
         return ""
-    alt = (f"The data-flow graph of {run.name} after the last step: each node's value and "
-           f"its adjoint d/{run.loss}/d/v")
-    return (f"<div>After the last step, every value and adjoint d/{esc(run.loss)}/d/v:</div>"
-            + png_img(png, alt, width, "tf-step-png"))
+    # a forward pass alone (grading mode withholds the backward half) has no adjoints to show
+    what = "value" if run.withheld else f"value and adjoint d/{run.loss}/d/v"
+    alt = (f"The data-flow graph of {run.name} after the last step: each node's "
+           + ("value" if run.withheld else f"value and its adjoint d/{run.loss}/d/v"))
+    legend = heat_legend() if under else ""
+    return (f"<div>After the last step, every {esc(what)}:</div>"
+            + legend + png_img(png, alt, width, "tf-step-png"))
 
 
 def _title(run: StepperRun) -> str:
     weights = f", weights {run.weights}" if run.weights else ""
+    withheld = (f'<div class="tf-note"><b>The forward pass only:</b> {esc(run.withheld)}.</div>'
+                if run.withheld else "")
     return (f"<h4>Stepping through the GCP of <code>{esc(run.name)}</code> on the example "
-            f"<code>{esc(run.example)}</code>{esc(weights)}</h4>")
+            f"<code>{esc(run.example)}</code>{esc(weights)}</h4>{withheld}")
 
 
 def stepper_html(run: StepperRun, prefix: str) -> str:
     """The stepper of ``run`` (an HTML part; :func:`html.page` wraps it)."""
     sid = f"{prefix}s"
     graph, keys, edges = _graph(run, sid)
+    drawn = heatmapped(run)
+
+    def heat(v: str, row: str, x: np.ndarray) -> dict[str, Any]:
+        return heat_data(_heat_name(run, v, row), x)
+
     data = {
         "intro": run.intro,
         "start": {keys[v]: rows for v, rows in run.start.items() if v in keys},
+        "palette": PALETTE_CODES,
+        "heat0": {keys[v]: {"value": heat(v, "value", x)} for v, x in run.start_tensors.items()
+                  if v in keys and v in drawn},
         "steps": [{
             "l": s.line, "v": s.value, "p": s.phase, "c": s.caption, "x": s.numbers,
+            "d": s.shapes,
             "n": keys.get(s.node) if s.node is not None else None,
             "e": [edges[e] for e in s.edges if e in edges],
             "u": [[keys[v], row, text] for v, row, text in s.updates if v in keys],
+            "h": [[keys[v], row, heat(v, row, x)] for v, row, x in s.tensors
+                  if v in keys and v in drawn],
         } for s in run.steps],
     }
+    if run.questions:
+        data["predict"] = predict.predict_data(run, keys)
     skipped = ""
     if run.skipped:
         skipped = (f'<div class="tf-note">The GCP is longer than {MAX_LISTED} lines: the last '
@@ -263,6 +332,10 @@ def stepper_html(run: StepperRun, prefix: str) -> str:
             "untrusted notebook, or a viewer that runs no JavaScript): every line the GCP "
             "runs, in order. Run the cell, or trust the notebook, to step through it on the "
             "graph.</i></div>")
+    if run.predicting:  # where no script runs, predict mode cannot ask: the note says so
+        note += predict.untrusted_note(run) if run.questions else ""
+        skipped += ("" if run.questions else
+                    predict.WITHHELD if run.withheld else predict.NOTHING)
     script = static_text("stepper.js").replace("__TF_STEPPER__", sid)
     return (f'<div class="tf-stepper" id="{sid}">{_title(run)}{skipped}'
             f'<div class="tf-step-static">{note}{_static_table(run)}'

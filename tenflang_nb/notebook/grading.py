@@ -1,0 +1,281 @@
+"""Grading that holds: what a teacher writes into the locked cells of a graded notebook
+(``import tenflang_nb as tf``, then ``tf.grading.start(...)`` and so on).
+
+* ``start(assignment, graded=[...], no_training=[...])`` in the locked setup cell: grading
+  mode on (see ``grading_mode``); the teacher's copy turns it off again with
+  ``teacher_copy()`` inside an nbgrader hidden-tests region, which the student version leaves
+  out. While nbgrader runs the notebook it stays on whatever the cells say.
+* ``check_answer("ex4", model="quad", fingerprint="...", require=[...])`` in a locked check
+  cell: re-checks the answer text the ``%%tenflang_check quad ex4`` cell recorded, with the
+  requirements written here, against the model whose definition has that fingerprint (the
+  locked ``%%tenflang quad`` cell's: what a student redefines changes nothing). Whatever the
+  variable ``ex4`` holds is ignored. A failure raises :class:`GradingFailure` whose message
+  is the check's report.
+* ``example("ex3", x=[...], y=[...])``: the student's own example, drawn from their seed.
+* ``given("answer_3")`` in a check cell's visible part: an answer is there and is a number;
+  ``check_number("answer_3", expected)`` in its hidden part, with the expected value from
+  ``gradient(...)`` (refused in the student's copy: it computes the answer).
+* ``fingerprint(model)``: what a locked check cell names a model by.
+
+>>> from tenflang_nb.core.examples import SEED_EXAMPLE
+>>> from tenflang_nb.notebook.model import TenFlangModel
+>>> fingerprint(TenFlangModel(SEED_EXAMPLE, "seed"))
+'2fb015a781ff'
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core import api
+from ..core.backprop_check import DRAWS
+from ..core.errors import TenFlangError
+from ..core.formatting import fmt_assignments, fmt_list
+from ..core.grading import NBGRADER_STUB, draw_example
+from ..core.grading import fingerprint as digest
+from ..core.lexical import adjoint_name
+from ..core.plan import Plan
+from ..core.program import ancestors
+from .grading_mode import GRADING
+from .model import TenFlangModel
+
+__all__ = ["GradingFailure", "check_answer", "check_fit", "check_number", "example",
+           "fingerprint", "fingerprints", "given", "gradient", "start", "teacher_copy"]
+
+
+class GradingFailure(AssertionError):
+    """A check cell's verdict: not right (yet). IPython shows its message, not a traceback:
+    a wrong answer is not a crash."""
+
+    def _render_traceback_(self) -> list[str]:
+        return str(self).splitlines()
+
+
+def _user_ns() -> dict[str, Any]:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell.user_ns if shell is not None else {}
+
+
+# ------------------------------------------------------------------------------ the mode
+
+
+def start(assignment: str, graded: Iterable[str], no_training: Iterable[str] = ()) -> None:
+    """Grading mode on (the locked setup cell): for the models ``graded`` (by their names in
+    ``%%tenflang NAME`` cells) what would hand over an answer is withheld, and for those in
+    ``no_training`` training too (an exercise asks for a number training would give). The
+    student's id seeds the checker's draws and the examples of ``assignment``."""
+    GRADING.start(assignment, graded, no_training)
+    names = fmt_list(list(GRADING.graded)) or "no model"
+    trained = (f"; training {fmt_list(list(GRADING.untrained))} is withheld too"
+               if GRADING.untrained else "")
+    who = {"default": f"the default student id '{GRADING.student}' (no JupyterHub user, not "
+                      "nbgrader's autograder: every copy like this one has the same numbers)",
+           "JupyterHub user": f"student '{GRADING.student}' (your JupyterHub user)",
+           "TENFLANG_STUDENT": f"student '{GRADING.student}' (TENFLANG_STUDENT)",
+           "nbgrader autograde": f"student '{GRADING.student}' (nbgrader's autograder)"}
+    their = "their" if len(GRADING.graded) != 1 else "its"
+    print(f"Grading mode is on for {names}: {their} GCP, the stepper's backward pass and "
+          f"{their} values and adjoints on an example are withheld{trained}. The checker's random "
+          f"draws and your examples are drawn for {who[GRADING.student_source]}.")
+
+
+def teacher_copy() -> None:
+    """Grading mode off: the teacher's copy shows everything (written in a hidden-tests
+    region of the setup cell, so the student version never runs it). While nbgrader runs
+    the notebook (autograde, validate) grading mode stays on."""
+    running = GRADING.nbgrader_running()
+    if running is not None:
+        print(f"nbgrader is running this notebook ({running}): grading mode stays on.")
+        return
+    GRADING.switched_on = False
+    print("The teacher's copy: grading mode is off, everything is shown. (The student "
+          "version leaves this line out.)")
+
+
+def fingerprint(model: TenFlangModel) -> str:
+    """The fingerprint a locked check cell names ``model`` by: its program and the settings
+    of its ``%%tenflang`` cell."""
+    return digest(model.source, model.settings)
+
+
+def fingerprints() -> dict[str, str]:
+    """Every model this kernel defined (the latest definition of each name) -> its
+    fingerprint: what a teacher copies into the check cells."""
+    return {d.name: d.fingerprint for d in GRADING.definitions}
+
+
+# ------------------------------------------------------------------------------ answers
+
+
+def _graded_model(model: str, print_: str) -> TenFlangModel:
+    """A fresh model from the definition with the fingerprint ``print_`` (named ``model``)."""
+    definition = GRADING.definition(print_)
+    if definition is None:
+        raise GradingFailure(
+            f"run the locked cell that defines {model} (the %%tenflang {model} cell above) "
+            "first: this check grades that model, and no cell with its text and settings has "
+            "run in this kernel")
+    return TenFlangModel(definition.source, model, definition.settings)
+
+
+def check_answer(answer: str, *, model: str, fingerprint: str,
+                 require: Sequence[str] | None = None, draws: int = DRAWS) -> None:
+    """The locked check of the answer named ``answer`` (a ``%%tenflang_check MODEL ANSWER``
+    cell): its recorded text, checked again here against the model ``model`` with the
+    fingerprint ``fingerprint``, with the adjoints ``require`` (default: all the weights'
+    gradients need) on ``draws`` draws from the student's seed. Raises
+    :class:`GradingFailure` with the check's report when it is not right and complete."""
+    graded = _graded_model(model, fingerprint)
+    recorded = GRADING.answers.get(answer)
+    if recorded is None:
+        raise GradingFailure(
+            f"{answer} is not answered yet: write your backward pass in the cell that starts "
+            f"with %%tenflang_check {model} {answer}, and run it")
+    # a locked check grades its model whatever the setup cell said of it
+    result = graded.check_backprop(recorded.text, require=list(require) if require else None,
+                                   draws=draws, grading=GRADING.on)
+    if not result.ok:
+        raise GradingFailure(f"{answer}: {result.report()}")
+    print(f"✓ {answer} is right and complete (checked on {result.draws} random draws of "
+          f"{model}'s inputs and weights)")
+
+
+def example(name: str, **choices: Sequence[float]) -> dict[str, float]:
+    """The student's own example for the exercise ``name``: one value per variable, picked
+    from its ``choices`` by the student's seed (the same in their copy and at autograde).
+    Says which; the hidden tests find it again by ``name``."""
+    seed = GRADING.seed(f"example/{name}")
+    values = draw_example(0 if seed is None else seed, choices)
+    GRADING.examples[name] = values
+    print(f"Your example for {name}: {fmt_assignments(values, 'step')}")
+    return values
+
+
+def _number(value: Any) -> bool:
+    return (isinstance(value, numbers.Real | np.floating | np.integer)
+            and not isinstance(value, bool | np.bool_) and math.isfinite(float(value)))
+
+
+def given(name: str) -> None:
+    """The visible part of a numeric check: the variable ``name`` holds an answer, a
+    number. Says nothing of whether it is right (the hidden part checks that)."""
+    ns = _user_ns()
+    value = ns.get(name)
+    if value is None:
+        raise GradingFailure(f"{name} is not answered yet: set {name} to your number (replace "
+                             "None) and run that cell")
+    if not _number(value):
+        raise GradingFailure(f"{name} should be a number, not {value!r}")
+    print(f"{name} = {float(value):g} is a number: the autograder checks its value.")
+
+
+def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e-6,
+                 atol: float = 1e-9) -> None:
+    """The hidden part of a numeric check: the variable ``name`` equals ``expected`` (to
+    ``rtol``/``atol``). The message never shows ``expected``; ``hint`` says where to look."""
+    ns = _user_ns()
+    value = ns.get(name)
+    if value is None or not _number(value):
+        raise GradingFailure(f"{name} is not answered with a number")
+    if not math.isclose(float(value), expected, rel_tol=rtol, abs_tol=atol):
+        raise GradingFailure(f"{name} = {float(value):g} is not right" + (f": {hint}"
+                                                                          if hint else ""))
+    print(f"✓ {name} is right")
+
+
+def gradient(model: str, weight: str, *, fingerprint: str,
+             example: str | Mapping[str, float]) -> float:
+    """``d/L/d/weight`` of the model with the fingerprint ``fingerprint`` on the example
+    (the name an :func:`example` was drawn under, or the values), its weights the example's
+    where it gives them. For hidden tests: refused in the student's copy in grading mode."""
+    if GRADING.on and GRADING.nbgrader_running() != "autograde":
+        raise GradingFailure("grading mode: gradient() computes an answer; the autograder's "
+                             "hidden tests call it, your copy does not")
+    graded = _graded_model(model, fingerprint)
+    if isinstance(example, str):
+        if example not in GRADING.examples:
+            raise GradingFailure(f"run the locked cell that draws the example {example} first")
+        example = GRADING.examples[example]
+    values = {**graded.weights, **dict(example)}
+    gcp = api.compile(graded.program)
+    loss = gcp.loss
+    result = Plan(gcp.program()).example(values, [adjoint_name(loss, weight)])
+    return float(np.asarray(result[adjoint_name(loss, weight)]))
+
+
+# ------------------------------------------------------------------------------ a model, the answer
+
+FIT_MAX_ITER = 5000  # what a check trains a student's model for at most, per start
+FIT_STARTS = 3  # a network can stall at a saddle from one start: the best of three counts
+
+
+def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
+              max_iter: int = FIT_MAX_ITER, starts: int = FIT_STARTS) -> None:
+    """The locked check of an exercise whose answer is a model: the text of the latest
+    ``%%tenflang MODEL`` cell, trained here on ``data`` with that cell's settings (at most
+    ``max_iter`` steps) from up to ``starts`` starts drawn from the student's seed, must
+    classify at least ``accuracy`` of the examples right from one of them (its one output
+    above 0.5 where the expected output is, below where it is not). What the student's cell
+    trained or set counts for nothing; the output must be computed from the inputs through
+    weights, and training must lower the loss (a model that fits before training has
+    learned nothing)."""
+    mine = next((d for d in reversed(GRADING.definitions) if d.name == model), None)
+    if mine is None or NBGRADER_STUB in mine.source:
+        raise GradingFailure(f"{answer} is not answered yet: write your model in the cell that "
+                             f"starts with %%tenflang {model}, and run it")
+    seed = (GRADING.seed(f"fit/{model}") or 0) % 10_000
+    settings = mine.settings.replace(max_iter=min(mine.settings.max_iter, max_iter))
+    how = (f"trained from {starts} starts drawn for you (lr {settings.lr:g}, "
+           f"{settings.optimizer}, --init {settings.init}, at most {settings.max_iter} steps)")
+    best: tuple[int, float, float] | None = None  # right, -end loss, start loss
+    try:
+        program = TenFlangModel(mine.source, model, settings).program
+        output, target = _fit_roles(answer, model, program)
+        for k in range(starts):
+            fitted = TenFlangModel(mine.source, model, settings.replace(seed=seed + k))
+            result = fitted.train(data)
+            rows = fitted.evaluate(data)
+            expected = np.asarray(rows.inputs.columns[target], dtype=float).reshape(len(rows))
+            got = np.array([float(np.asarray(r[output])) for r in rows])
+            right = int(np.sum((got > 0.5) == (expected > 0.5)))
+            tried = (right, -result.loss, result.history[0].loss)
+            best = tried if best is None else max(best, tried)
+            if right >= accuracy * len(rows):
+                break
+    except TenFlangError as err:
+        raise GradingFailure(f"{answer}: {err}") from None
+    right, end, start = best[0], -best[1], best[2]
+    if right < accuracy * len(rows):
+        raise GradingFailure(f"{answer}: {how}, {model} classifies at best {right} of "
+                             f"{len(rows)} examples right ({output} > 0.5 for class 1), loss "
+                             f"{end:.3g}: change the model or its settings (its first line)")
+    if not end < start / 2:
+        raise GradingFailure(f"{answer}: {how}, the loss went from {start:.3g} to {end:.3g}: "
+                             f"{model} fits without learning; what fits must be learned")
+    print(f"✓ {answer}: {model} learns it: {right} of {len(rows)} examples right after "
+          f"training from a start drawn for you (loss {start:.2g} -> {end:.2g})")
+
+
+def _fit_roles(answer: str, model: str, program: Any) -> tuple[str, str]:
+    """The output and the expected output of a model that is an answer, refused when the
+    output is not computed from the inputs through weights."""
+    outputs, targets = program.names("output"), program.names("exp_output")
+    if len(outputs) != 1 or len(targets) != 1:
+        raise GradingFailure(f"{answer}: declare one output and one exp_output (the class, "
+                             f"0 or 1); {model} has {len(outputs)} and {len(targets)}")
+    (output,), (target,) = outputs, targets
+    feeds = ancestors(program, output)
+    if target in feeds:
+        raise GradingFailure(f"{answer}: {output} is computed from {target}, the expected "
+                             "output: a model computes its output from its inputs alone")
+    if not set(program.names("weight")) & feeds:
+        raise GradingFailure(f"{answer}: {output} depends on no weight: there is nothing "
+                             "to learn (declare weights and use them)")
+    return output, target

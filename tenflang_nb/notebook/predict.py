@@ -1,0 +1,152 @@
+"""The stepper's predict mode: in the backward pass it stops before each adjoint's value and
+asks the student for it. Everything an answer needs is computed here, in Python, when the
+view is made, and embedded in it, so answering needs no kernel:
+
+* the question: before which step (the first that touches the adjoint ``d/L/d/v``: a
+  variable used by several lines is asked for its whole adjoint before its first term
+  arrives), and for a tensor which entry (the largest in magnitude, outlined on the node);
+* the right value and the tolerance it is accepted within (:func:`tolerance`);
+* the usual wrong values, each with its hint: the backward-pass checker's hypotheses
+  (``core/backprop_check/hints.py``), asked in advance for the values they describe
+  (``hints.mistakes``), on this very example (``Reference(given=...)``).
+
+>>> from tenflang_nb.core.examples import SEED_EXAMPLE
+>>> from tenflang_nb.notebook.model import TenFlangModel
+>>> run = TenFlangModel(SEED_EXAMPLE, "net").stepper_run({"x": 1.5, "y": 0.2}, predict=True)
+>>> [(q.adjoint, q.step, round(q.right, 4)) for q in run.questions]
+[('d/lambda/d/diff', 4, 0.6), ('d/lambda/d/o', 6, 0.6), ('d/lambda/d/z', 9, 0.15), \
+('d/lambda/d/w', 11, 0.225)]
+>>> print(run.questions[2].mistakes[0].hint)
+your value is the local partial d/o/d/z alone: multiply it by the incoming adjoint \
+d/lambda/d/o (chain rule: d/lambda/d/o · d/o/d/z)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.backprop_check.hints import hint, mistakes
+from ..core.backprop_check.reference import Reference
+from ..core.backprop_check.report import LineVerdict
+from ..core.errors import TenFlangError
+from ..core.formatting import fmt_number, fmt_shape
+from ..core.graph import DataFlowGraph
+from ..core.lexical import adjoint_name
+from ..core.program import Program
+
+__all__ = ["RELATIVE", "Mistake", "Question", "questions", "tolerance"]
+
+RELATIVE, FLOOR = 0.01, 5e-4  # an answer within 1% of the value (at least ±0.0005) is right
+
+
+def tolerance(value: float) -> float:
+    """How far from ``value`` an answer may be and still count as it: 1%, at least 0.0005
+    (the stepper shows 4 significant digits; a product of two of them is off by less).
+
+    >>> tolerance(2.5), tolerance(0.0)
+    (0.025, 0.0005)
+    """
+    return max(RELATIVE * abs(value), FLOOR)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A usual wrong answer: its value, the tolerance around it, and the checker's hint."""
+
+    value: float
+    tolerance: float
+    hint: str
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the stepper asks before step ``step`` (an index into ``StepperRun.steps``)."""
+
+    step: int
+    variable: str
+    adjoint: str  # d/L/d/v
+    entry: tuple[int, ...] | None  # the entry asked for, when the adjoint is a tensor
+    shape: tuple[int, ...]
+    right: float
+    tolerance: float
+    mistakes: tuple[Mistake, ...]
+
+    @property
+    def what(self) -> str:
+        """``d/L/d/a``, or ``entry [3, 1] of d/L/d/W2``."""
+        if self.entry is None:
+            return self.adjoint
+        return f"entry [{', '.join(map(str, self.entry))}] of {self.adjoint}"
+
+    @property
+    def text(self) -> str:
+        """The question, as the stepper asks it."""
+        where = (f" ({fmt_shape(self.shape)}; the entry is outlined on {self.variable}'s grad "
+                 "heatmap)" if self.entry is not None else "")
+        return (f"Predict {self.what}{where}: the adjoint of {self.variable}, how much the loss "
+                f"moves per unit of {self.variable}, once the lines computing it have run. "
+                f"Answers within ±{fmt_number(self.tolerance, 2)} count.")
+
+
+def questions(*, program: Program, graph: DataFlowGraph, loss: str,
+              first_grad: Mapping[str, int], adjoints: Mapping[str, Any],
+              given: Mapping[str, Any]) -> tuple[Question, ...]:
+    """One question per adjoint ``d/L/d/v`` the run computes (``adjoints``: v -> its value
+    after the run), asked before the step ``first_grad[v]`` that first shows it. ``given``:
+    the example's inputs and weights, which the checker's reference runs on."""
+    wanted = [v for v in first_grad if v != loss and loss in graph.descendants([v])
+              and _finite(adjoints.get(v))]
+    if not wanted:
+        return ()
+    try:
+        ref: Reference | None = Reference(program, 1, 0, given=given)
+    except TenFlangError:  # the example cannot run without the model's data (a NULL)
+        ref = None
+    found = []
+    for v in sorted(wanted, key=first_grad.__getitem__):
+        value = np.asarray(adjoints[v], dtype=float)
+        entry = (tuple(int(i) for i in np.unravel_index(int(np.argmax(np.abs(value))),
+                                                        value.shape))
+                 if value.ndim else None)
+        right = float(value[entry] if entry is not None else value)
+        found.append(Question(first_grad[v], v, adjoint_name(loss, v), entry, value.shape,
+                              right, tolerance(right),
+                              _mistakes(ref, v, entry, right) if ref is not None else ()))
+    return tuple(found)
+
+
+def _finite(value: Any) -> bool:
+    return value is not None and bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
+
+
+def _mistakes(ref: Reference, v: str, entry: tuple[int, ...] | None, right: float
+              ) -> tuple[Mistake, ...]:
+    """The wrong values of the asked entry that a hint explains: none within the tolerance
+    of the right value, none within the tolerance of one already listed."""
+    name = adjoint_name(ref.loss, v)
+    verdict = LineVerdict(0, name, "", "adjoint", "wrong", ref.adjoint(v))
+    found: list[Mistake] = []
+    for wrong in mistakes(ref, v):
+        value = float(wrong[0][entry] if entry is not None else wrong[0])
+        if not np.isfinite(value) or abs(value - right) <= tolerance(right):
+            continue
+        if any(abs(value - m.value) <= m.tolerance for m in found):
+            continue
+        text = hint(ref, verdict, wrong)
+        if text is not None:
+            found.append(Mistake(value, tolerance(value), text))
+    return tuple(found)
+
+
+def first_grad_steps(updates: Sequence[Sequence[tuple[str, str, str]]]) -> dict[str, int]:
+    """Each variable's first step (index) whose updates change its grad row."""
+    first: dict[str, int] = {}
+    for i, step in enumerate(updates):
+        for v, row, _ in step:
+            if row == "grad":
+                first.setdefault(v, i)
+    return first
