@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,26 +31,19 @@ from ..core import api
 from ..core.backprop import Gcp
 from ..core.backprop_check import BackpropCheck
 from ..core.bindings import as_examples, check_names, training_columns
-from ..core.boundary import RESOLUTION as BOUNDARY_RESOLUTION
-from ..core.boundary import Boundary, BoundaryEvaluator, plane_inputs
-from ..core.cost import compare_modes
-from ..core.curvature import Curvature
-from ..core.datafiles import DataTable, from_records
+from ..core.datafiles import DataTable
 from ..core.edited import EditedGcp, edit_gcp
 from ..core.errors import TenFlangError
-from ..core.forward import ForwardProgram
 from ..core.gradcheck import check_gradients
 from ..core.grading import compiler_copy, not_answered
 from ..core.graph import DataFlowGraph
-from ..core.hvp import HvpProgram
-from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
-from ..core.landscape import landscape as compute_landscape
-from ..core.lexical import GIVEN_KINDS, adjoint_name, split_lines
+from ..core.lexical import GIVEN_KINDS, split_lines
 from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
 from ..core.settings import TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
 from . import stepper, views
+from .explorations import Explorations
 from .grading_mode import GRADING
 from .results import CheckReport, Cost, Evaluation, GradCheck
 from .stepper import StepperRun
@@ -63,8 +54,6 @@ from .views.step import stepper_view
 from .views.values import ExampleValues, values_view
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from .panel.widget import TrainingPanel
 
 __all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
@@ -80,7 +69,7 @@ def _array(value: float | np.ndarray | None) -> np.ndarray | None:
     return None if value is None else np.array(value)
 
 
-class TenFlangModel:
+class TenFlangModel(Explorations):
     """A TenFlang program ready to look at, train and evaluate.
 
     Attributes: ``name``, ``source`` (the cell), ``program`` (core ``Program``), ``graph``
@@ -95,9 +84,11 @@ class TenFlangModel:
     values and adjoints on an example, the gradient check, the stepper's backward half (its
     forward half is shown), and training when an exercise asks for a trained number.
     ``withheld`` is then the message (None otherwise): the views read it.
-    """
 
-    test_data: DataTable | None = None
+    The compiled forms and grading mode's guards are :class:`CompiledForms`'s
+    (``notebook/forms.py``); the landscape, the boundary, the curvature and the cost
+    :class:`Explorations`'s (``notebook/explorations.py``).
+    """
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
                  **options: Any) -> None:
@@ -117,142 +108,6 @@ class TenFlangModel:
         self.result: TrainResult | None = None
         self.data: DataTable | None = None
         self.panel: TrainingPanel | None = None
-
-    # ------------------------------------------------------------------ grading mode
-
-    @property
-    def withheld(self) -> str | None:
-        """Grading mode's message when this model's backward pass is withheld, else None."""
-        return GRADING.withheld(self.name, self.source, "the backward pass")
-
-    def _guard(self, what: str) -> None:
-        """Raise grading mode's message when ``what`` of this model is withheld."""
-        message = GRADING.withheld(self.name, self.source, what)
-        if message is not None:
-            raise TenFlangError.at(message, file=self.program.file,
-                                   hint="your %%tenflang_check cells check your answers line "
-                                        "by line and say what is right")
-
-    def _guard_training(self) -> None:
-        message = GRADING.training_withheld(self.name, self.source)
-        if message is not None:
-            raise TenFlangError.at(message, file=self.program.file,
-                                   hint="work the number out by hand, from the rule w <- w - "
-                                        "lr · d/L/d/w")
-
-    # ------------------------------------------------------------------ the compiled forms
-    # (the pruned GCP is made at once; the others when first asked for, then kept; the
-    # public names are guarded by grading mode, the model itself uses the private ones)
-
-    @property
-    def loss(self) -> str | None:
-        return self._compiled.loss if self._compiled is not None else None
-
-    @property
-    def warnings(self) -> list[Any]:
-        return list(self.program.warnings)
-
-    def _need_gcp(self) -> Gcp:
-        if self._compiled is None:
-            raise TenFlangError.at(
-                f"'{self.name}' declares no loss, so it has no gradient program",
-                file=self.program.file, hint="add 'declare loss <name>' and define it")
-        return self._compiled
-
-    @property
-    def compiled(self) -> Gcp | None:
-        """The pruned GCP (a core ``Gcp``); None without a loss."""
-        self._guard("the GCP (.compiled)")
-        return self._compiled
-
-    @property
-    def gcp(self) -> str:
-        """The (pruned) Gradient Computing Program as TenFlang text."""
-        self._guard("the GCP (.gcp)")
-        return self._need_gcp().text
-
-    @cached_property
-    def _compiled_full(self) -> Gcp:
-        self._need_gcp()
-        return api.compile(self.program, full=True)
-
-    @property
-    def compiled_full(self) -> Gcp:
-        """The full GCP: every adjoint ``d/L/d/v``, not only those the weights need."""
-        self._guard("the full GCP (.compiled_full)")
-        return self._compiled_full
-
-    @property
-    def gcp_full(self) -> str:
-        self._guard("the full GCP (.gcp_full)")
-        return self._compiled_full.text
-
-    @cached_property
-    def _compiled_forward(self) -> ForwardProgram:
-        self._need_gcp()
-        return api.compile_forward(self.program)
-
-    @property
-    def compiled_forward(self) -> ForwardProgram:
-        """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
-        by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
-        self._guard("the forward-mode program (.compiled_forward)")
-        return self._compiled_forward
-
-    @cached_property
-    def _compiled_hvp(self) -> HvpProgram:
-        return api.compile_hvp(self._need_gcp())
-
-    @property
-    def compiled_hvp(self) -> HvpProgram:
-        """The Hessian-vector program (``tfcompiler --hvp``): the GCP, then the derivative of
-        every gradient along a direction ``v/<w>`` (``.text``, ``.lines``, ``.hvp_names()``)."""
-        self._guard("the Hessian-vector program (.compiled_hvp)")
-        return self._compiled_hvp
-
-    @cached_property
-    def _hvp_program(self) -> Program:
-        return self._compiled_hvp.program()
-
-    @property
-    def hvp_program(self) -> Program:
-        """The Hessian-vector program parsed back (what :meth:`hvp` runs)."""
-        self._guard("the Hessian-vector program (.hvp_program)")
-        return self._hvp_program
-
-    @cached_property
-    def _gcp_program(self) -> Program:
-        return self._need_gcp().program()
-
-    @property
-    def gcp_program(self) -> Program:
-        """The pruned GCP parsed back (what training runs)."""
-        self._guard("the GCP (.gcp_program)")
-        return self._gcp_program
-
-    @gcp_program.setter
-    def gcp_program(self, program: Program) -> None:  # a GCP of one's own to train with
-        self.__dict__["_gcp_program"] = program
-
-    @cached_property
-    def _full_gcp_program(self) -> Program:
-        return self._compiled_full.program()
-
-    @property
-    def full_gcp_program(self) -> Program:
-        """The full GCP parsed back (what shows every variable's adjoint)."""
-        self._guard("the full GCP (.full_gcp_program)")
-        return self._full_gcp_program
-
-    @property
-    def adjoints(self) -> dict[str, str]:
-        """Variable -> the name of its adjoint ``d/L/d/v``, for the variables that have one
-        (those that reach the loss)."""
-        if self.loss is None:
-            return {}
-        declared = self._full_gcp_program.decls
-        return {v: adjoint_name(self.loss, v) for v in self.graph.nodes
-                if adjoint_name(self.loss, v) in declared}
 
     # ------------------------------------------------------------------ training
 
@@ -374,24 +229,6 @@ class TenFlangModel:
         """
         table = as_examples(inputs, self.program)
         return Evaluation(api.evaluate(self.program, table, self.weights), table)
-
-    def example(self, example: Any = None) -> DataTable:
-        """One or more examples: an index into the training data (default 0) or the data
-        itself (a dict, a list of dicts, a path...)."""
-        if example is None:
-            example = 0
-        if isinstance(example, int | np.integer) and not isinstance(example, bool):
-            if self.data is None:
-                raise TenFlangError.at(
-                    "no training data yet: give the example itself, e.g. "
-                    "{'x': 1.0, 'y': 0.5}", file=self.program.file)
-            n = len(self.data)
-            if not -n <= int(example) < n:
-                raise TenFlangError.at(
-                    f"example {int(example)} is out of range: the training data has {n}",
-                    file=self.program.file)
-            return from_records([self.data.record(int(example))], "<example>")
-        return as_examples(example, self.program)
 
     def _data_names(self, program: Program) -> list[str]:
         return [n for n in program.names(*GIVEN_KINDS) if n not in self.weights]
@@ -566,221 +403,6 @@ class TenFlangModel:
         result = api.check_backprop(self.program, text, require=require, draws=draws,
                                     seed=seed, name=self.name, formulas=not grading)
         return CheckReport.of(result)
-
-    def cost(self, data: Any = None, *, examples: int = 100, budget: float = 0.2) -> Cost:
-        """What one gradient costs in forward mode and in reverse mode: sweeps, lines
-        executed, numbers kept in memory (counted), and the time per gradient (measured by
-        running both programs, ``budget`` seconds each at least, on the same ``examples``
-        examples: from ``data``, else the training data, else random values). Displays as
-        a table; the numbers are attributes. Also kept as ``costs`` (the ``cost`` view).
-
-        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
-        >>> c = TenFlangModel(SEED_EXAMPLE).cost(examples=4, budget=0.0)
-        >>> c.forward.sweeps, c.reverse.sweeps, c.forward.lines, c.reverse.lines
-        (1, 1, 9, 10)
-        """
-        gcp = self._need_gcp()
-        if not self.weights:
-            raise TenFlangError.at(f"'{self.name}' has no weights: there is no gradient to "
-                                   "cost", file=self.program.file)
-        table = self.data if data is None else as_examples(data, self.program)
-        comparison = compare_modes(self.program, table, self.weights, examples=examples,
-                                   budget=budget, forward=self._compiled_forward, gcp=gcp)
-        self.costs = Cost.of(comparison)
-        return self.costs
-
-    # ------------------------------------------------------------------ curvature
-
-    def curvature(self, data: Any = None) -> Curvature:
-        """The curvature of the mean loss over ``data`` (default: the data of the last
-        training run; an index: that training example) at the current weights, from the
-        Hessian-vector program: ``.hvp(v)``, ``.gradient()``, ``.top_eigenvalue()`` (the
-        largest eigenvalue of the Hessian by power iteration; ``.lr_limit`` is 2 / it) and
-        ``.newton()``.
-
-        >>> lin = TenFlangModel("declare input x\\ndeclare weight a\\ndeclare loss L\\n"
-        ...                     "declare intvar e\\ndefine e = mul a x\\ndefine L = mul e e\\n")
-        >>> lin.curvature({"x": [1.0, 2.0]}).top_eigenvalue().value  # the mean of 2 x^2
-        5.0
-        """
-        self._need_gcp()
-        if not self.weights:
-            raise TenFlangError.at(f"'{self.name}' has no weights: its loss has no gradient, "
-                                   "so no Hessian", file=self.program.file)
-        if isinstance(data, int | np.integer) and not isinstance(data, bool):
-            table = self.example(data)
-        else:
-            table = self._data_table(data)
-        return api.curvature(self.hvp_program, table, self.weights)
-
-    def hvp(self, v: Weights, data: Any = None) -> Weights:
-        """The Hessian of the mean loss over ``data`` (as :meth:`curvature` takes it) times
-        the direction ``v`` (a value for each weight), at the current weights: one run of
-        the Hessian-vector program (:attr:`compiled_hvp`).
-
-        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
-        >>> TenFlangModel(SEED_EXAMPLE).hvp({"w": 1.0}, {"x": [2.0], "y": [0.5]})
-        {'w': 0.5}
-        """
-        return self.curvature(data).hvp(v)
-
-    def _data_table(self, data: Any) -> DataTable:
-        """``data`` as examples; None: the data of the last training run."""
-        table = self.data if data is None else as_examples(data, self.program)
-        if table is None:
-            raise TenFlangError.at(
-                f"'{self.name}' has no training data yet: train it first, or give data=...",
-                file=self.program.file)
-        return table
-
-    # ------------------------------------------------------------------ the loss landscape
-
-    def loss_evaluator(self, data: Any = None) -> LossEvaluator:
-        """The mean loss over ``data`` (default: the data of the last training run) at any
-        weights, many settings at a time (``.losses(points)``; see ``core.landscape``)."""
-        loss = self._need_gcp().loss
-        table = self._data_table(data)
-        weights = self.program.names("weight")
-        columns = training_columns(self.program, table, weights, [loss])
-        return LossEvaluator(self.program, columns, len(table), weights, loss)
-
-    def landscape_data(self, along: Any = None, *, through: Any = None, seed: int = 0,
-                       resolution: int | None = None, limits: Any = None, data: Any = None,
-                       paths: Mapping[str, Any] | None = None) -> Landscape:
-        """The numbers :meth:`landscape` draws: the grid's coordinates (``.grid``), the mean
-        loss at each grid point (``.loss``), the slice (``.plane``) and the paths
-        (``.paths``: each with ``.iterations``, ``.coords``, ``.loss``, ``.distance``).
-
-        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
-        >>> net = TenFlangModel(SEED_EXAMPLE)
-        >>> _ = net.train({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, lr=2, max_iter=20)
-        >>> land = net.landscape_data(resolution=5)
-        >>> land.plane.labels, land.loss.shape, len(land.paths[0])
-        (('w',), (5,), 21)
-        """
-        evaluator = self.loss_evaluator(data)
-        layout = evaluator.layout
-        if through is not None:
-            if along is not None:
-                raise TenFlangError.at("give along= or through=, not both")
-            if isinstance(through, Mapping):
-                points = {str(k): getattr(v, "weights", v) for k, v in through.items()}
-                plane = plane_through(layout, points)
-            else:
-                plane = plane_through(layout, [getattr(v, "weights", v) for v in through])
-        else:
-            if isinstance(along, str):
-                along = [along]
-            plane = plane_for(layout, self.weights, along, seed=seed)
-        runs = {self.name: self} if paths is None else dict(paths)
-        drawn = [path_of(plane, layout, run, str(label),
-                         current=self.weights if run is self else None)
-                 for label, run in runs.items()]
-        return compute_landscape(evaluator, plane, drawn, resolution=resolution, limits=limits)
-
-    def landscape(self, along: Any = None, *, through: Any = None, seed: int = 0,
-                  resolution: int | None = None, limits: Any = None, data: Any = None,
-                  paths: Mapping[str, Any] | None = None, log: bool | None = None,
-                  title: str | None = None) -> Figure:
-        """The loss landscape with the path of descent, as a matplotlib figure (shown as a
-        PNG; made without pyplot, so your own figures are untouched).
-
-        With one weight, the loss against it with the descent steps on the curve; with two,
-        contours over both with the path. With more, a slice through the current (final)
-        weights: ``along=("W1[0, 3]", "b2[1]")`` varies two weight components (one gives a
-        curve), the default two random filter-normalised directions (Li et al. 2018) drawn
-        with ``seed``, with the path projected onto the slice (the figure says how far off
-        it the path runs). ``through=[w_a, w_b(, w_c)]`` (or ``{name: weights or model}``)
-        draws the line or plane through those weight settings instead.
-
-        ``paths``: the runs to draw, ``{label: model, TrainResult or list of Records}``
-        (default: this model's last run, from its history; a long run keeps a thinned-out
-        set of weight snapshots, the first and last always). ``resolution`` grid points
-        per axis (201 for a curve, 50 for contours); ``limits`` (low, high) per axis (default:
-        the path with a margin, and at least [-1, 1] for directions); ``data`` (default: the
-        training data); ``log`` a logarithmic loss scale (default: when it spans more than
-        three decades). ``.landscape`` on the figure holds the numbers
-        (:meth:`landscape_data`).
-
-        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
-        >>> net = TenFlangModel(SEED_EXAMPLE)
-        >>> _ = net.train({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, lr=2, max_iter=20)
-        >>> fig = net.landscape()
-        >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
-        ('w', 'mean loss lambda')
-        """
-        from .figures.landscape import landscape_figure  # matplotlib only when drawing
-
-        land = self.landscape_data(along, through=through, seed=seed, resolution=resolution,
-                                   limits=limits, data=data, paths=paths)
-        return landscape_figure(land, title=title, log=log)
-
-    # ------------------------------------------------------------------ decision boundary
-
-    def _has_plane(self) -> bool:
-        try:
-            plane_inputs(self.program)
-        except TenFlangError:
-            return False
-        return True
-
-    def boundary_evaluator(self, data: Any = None, *, test: Any = None,
-                           output: str | None = None, resolution: int | None = None,
-                           limits: Any = None) -> BoundaryEvaluator:
-        """The output over the input plane at any weights (``.at(weights)``), for a model
-        whose input is one ``input x [2]`` or two scalar inputs; see :meth:`boundary`."""
-        table = self.data if data is None else as_examples(data, self.program)
-        if table is None:
-            raise TenFlangError.at(
-                f"'{self.name}' has no training data yet: train it first, or give data=...",
-                file=self.program.file)
-        held_out = self.test_data if test is None and data is None else (
-            None if test is None else as_examples(test, self.program))
-        return BoundaryEvaluator(self.program, plane_inputs(self.program, output), table,
-                                 held_out, resolution=resolution or BOUNDARY_RESOLUTION,
-                                 limits=limits)
-
-    def boundary_data(self, data: Any = None, *, test: Any = None, output: str | None = None,
-                      resolution: int | None = None, limits: Any = None) -> Boundary:
-        """The numbers :meth:`boundary` draws: the grid (``.xs``, ``.ys``), the output on it
-        (``.output``), the points (``.train``, ``.test``: ``.xy``, ``.labels``,
-        ``.output``), ``.classes``, ``.level`` and the accuracies.
-
-        >>> from tenflang_nb import datasets
-        >>> net = TenFlangModel("declare input x [2]\\ndeclare exp_output y\\n"
-        ...     "declare weight w [2]\\ndeclare output o\\ndeclare intvar z\\n"
-        ...     "declare intvar e\\ndeclare loss L\\ndefine z = matmul x w\\n"
-        ...     "define o = logistic z\\ndefine e = sub o y\\ndefine L = mul e e\\n")
-        >>> train, test = datasets.blobs(100, test=0.2)
-        >>> _ = net.train(train, test=test, lr=2, max_iter=100)
-        >>> b = net.boundary_data(resolution=20)
-        >>> b.output.shape, b.level, b.train_accuracy > 0.9, len(b.test.xy)
-        ((20, 20), 0.5, True, 20)
-        """
-        return self.boundary_evaluator(data, test=test, output=output, resolution=resolution,
-                                       limits=limits).at(self.weights)
-
-    def boundary(self, data: Any = None, *, test: Any = None, output: str | None = None,
-                 resolution: int | None = None, limits: Any = None, title: str | None = None
-                 ) -> Figure:
-        """The decision boundary, as TensorFlow Playground draws it: the model's scalar
-        output over the plane of its two input components (a heatmap, with a black line
-        where it crosses midway between the two classes), the training points (circles) and
-        the test points (triangles) coloured by class, as a matplotlib figure (a PNG).
-
-        For a model whose input is one ``input x [2]`` or two scalar inputs. ``data``:
-        the points (default: the last training data, and its test data), any data with the
-        input column(s) (a file, a ``datasets`` set, a dict of columns); ``test``: test
-        points; ``output``: which output, when there are several; ``resolution`` grid
-        points per axis (default 60); ``limits`` ((x_low, x_high), (y_low, y_high)), by
-        default the points' extent with a margin. ``.boundary`` on the figure holds the
-        numbers (:meth:`boundary_data`).
-        """
-        from .figures.boundary import boundary_figure  # matplotlib only when drawing
-
-        return boundary_figure(self.boundary_data(data, test=test, output=output,
-                                                  resolution=resolution, limits=limits),
-                               title=title)
 
     # ------------------------------------------------------------------ an edited GCP
 
