@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from common import machine, model_cases, one_thread, table
+from common import assert_same, machine, model_cases, one_thread, table
 
 from tenflang_nb.core import api
 from tenflang_nb.core.backprop import Gcp
@@ -140,11 +140,14 @@ def case(shape: Program, data: DataTable | None, examples: int, budget: float
             moved.append({w: gcp_run.mean(g) for w, g in zip(weights, grads, strict=True)})
         for w in weights:
             gcp_run.set(w, weights[w])
+        # (atol = rtol * scale: every entry judged on the products' scale, at least 1)
         scale = max(1.0, *(float(np.max(np.abs(x))) for x in forward.values()))
-        differ = max(float(np.max(np.abs(forward[w] - reverse[w]))) for w in weights) / scale
-        fd = max(float(np.max(np.abs(forward[w] - (moved[0][w] - moved[1][w]) / (2 * h))))
-                 for w in weights) / scale
-        assert differ < 1e-12 and fd < 1e-6, (differ, fd)
+        for w in weights:
+            assert_same(forward[w], reverse[w], f"H v of {w} against reverse over reverse",
+                        rtol=1e-12, atol=1e-12 * scale)
+        fd = max(assert_same(forward[w], (moved[0][w] - moved[1][w]) / (2 * h),
+                             f"H v of {w} against central differences", rtol=1e-6,
+                             atol=1e-6 * scale) for w in weights)
         times = best_times({name: run for name, (run, _) in runs.items()}, budget)
     lines = {name: len(program.definitions()) for name, program in
              (("gcp", gcp.program()), ("hvp", hvp.program()), ("rr", rr))}

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import machine, one_thread, seconds, table, timed
+from common import assert_same, machine, one_thread, seconds, table, timed
 
 import tenflang_nb.core.landscape.evaluation as landscape_module
 from tenflang_nb.core import api
@@ -109,19 +109,19 @@ def bench(name: str, shape: Any, trainer: Any, data: Any, resolution: int, repea
     rows = [[f"tenflang landscape() ({mode})", seconds(t_ours), "1.00"]]
 
     t_each, each = timed(lambda: one_pass_each(trainer, plane, coords), repeat)
-    assert np.allclose(each, reference, rtol=1e-10, atol=1e-12), name
+    assert_same(each, reference, name)
     rows.append(["tenflang, one pass per setting", seconds(t_each), f"{t_each / t_ours:.1f}"])
 
     picked = np.linspace(0, len(coords) - 1, min(sample, len(coords))).round().astype(int)
     t_loop, loop = timed(lambda: plain_loop(shape, data, evaluator, plane, coords[picked]))
-    assert np.allclose(loop, reference[picked], rtol=1e-10, atol=1e-12), name
+    assert_same(loop, reference[picked], name)
     t_loop *= len(coords) / len(picked)
     star = " *" if len(picked) < len(coords) else ""
     rows.append([f"plain loop: api.evaluate per point{star}", seconds(t_loop),
                  f"{t_loop / t_ours:.0f}"])
     for label, run in (extra or {}).items():
         t, values = timed(lambda run=run: run(evaluator, plane, coords), repeat)
-        assert np.allclose(values, reference, rtol=1e-10, atol=1e-12), (name, label)
+        assert_same(values, reference, f"{name}, {label}")
         rows.append([label, seconds(t), f"{t / t_ours:.1f}"])
 
     grid = " x ".join(str(len(g)) for g in land.grid)

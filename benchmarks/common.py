@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from tenflang_nb.core.agreement import entrywise_agreement
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -52,6 +54,19 @@ def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
         result = fn()
         best = min(best, time.perf_counter() - t0)
     return best, result
+
+
+def assert_same(got: Any, reference: Any, what: str, rtol: float = 1e-10,
+                atol: float = 1e-12) -> float:
+    """Check two contenders computed the same numbers, by the package's one rule
+    (``core.agreement.entrywise_agreement``: never where either side is NaN or infinite, the
+    message says which); the largest relative error."""
+    found = entrywise_agreement(got, reference, rtol=rtol, atol=atol)
+    problem = found.reason("the contender", "the reference")
+    if found.nonfinite is None and found.shapes is None and found.each is not None:
+        problem = f"{int(np.sum(~found.each))} values differ ({problem})"
+    assert found.ok, f"{what}: {problem}"
+    return found.error
 
 
 def machine() -> str:

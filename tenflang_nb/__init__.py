@@ -18,11 +18,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SEED_EXAMPLE", "BackpropCheck", "Curvature", "DataTable", "ForwardProgram", "Gcp",
-    "GradientDescent", "HvpProgram", "ModeComparison", "Program", "TenFlangError", "TrainResult",
-    "TrainSettings", "__version__", "check", "check_backprop", "compare_modes", "compile",
-    "compile_forward", "compile_hvp", "curvature", "evaluate", "interpret", "load_data",
-    "load_ipython_extension", "parse", "parse_file", "preprocess", "train", "trainer",
-    "unload_ipython_extension",
+    "GradientDescent", "HvpProgram", "ModeComparison", "Program", "RandomProgram", "Step",
+    "TenFlangError", "TrainResult", "TrainSettings", "__version__", "check", "check_backprop",
+    "compare_modes", "compile", "compile_forward", "compile_hvp", "curvature", "evaluate",
+    "interpret", "load_data", "load_ipython_extension", "parse", "parse_file", "preprocess",
+    "random_programs", "steps", "train", "trainer", "unload_ipython_extension",
 ]
 
 # The API is imported on first use, not with the package: a command (or Ctrl-C while one
@@ -41,6 +41,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         HvpProgram,
         ModeComparison,
         Program,
+        RandomProgram,
+        Step,
         TenFlangError,
         TrainResult,
         TrainSettings,
@@ -57,15 +59,23 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         parse,
         parse_file,
         preprocess,
+        random_programs,
+        steps,
         train,
         trainer,
     )
     from .core.examples import SEED_EXAMPLE
 
 
+# modules reached as attributes: tf.grading (what a graded notebook's locked cells call,
+# tf.grading.start...) and tf.ops (the operator table, and its numbers: tf.ops.value,
+# tf.ops.local_partials)
+_MODULES = {"grading": ".notebook.grading", "ops": ".core.ops"}
+
+
 def __getattr__(name: str) -> Any:
-    if name == "grading":  # what a graded notebook's locked cells call (tf.grading.start...)
-        value = importlib.import_module(".notebook.grading", __name__)
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name], __name__)
         globals()[name] = value
         return value
     module = _LAZY.get(name)
@@ -77,7 +87,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, "grading"})
+    return sorted({*globals(), *_LAZY, *_MODULES})
 
 
 def load_ipython_extension(ipython: Any) -> None:

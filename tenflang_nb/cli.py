@@ -14,6 +14,7 @@ import textwrap
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 import numpy as np
 
@@ -22,11 +23,11 @@ from .core import api
 from .core.bindings import weight_record
 from .core.datafiles import FORMATS, DataTable, format_table, output_format, read_data
 from .core.describe_ops import describe_operators
-from .core.errors import Diagnostic, TenFlangError
+from .core.errors import Diagnostic, TenFlangError, printable
 from .core.formatting import fmt_number
 from .core.preprocess import preprocess_text
 from .core.settings import SETTINGS, SettingsError, TrainSettings
-from .core.textio import OutputFile, read_text, write_atomic
+from .core.textio import OutputFile, output_problem, read_text, same_file, write_atomic
 from .core.train import Record
 
 
@@ -44,14 +45,36 @@ def _warn(diags: Sequence[Diagnostic], quiet: bool) -> None:
             print(d.render(), file=sys.stderr)
 
 
-def _parser(prog: str, description: str, epilog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the user's text in its messages escaped (``printable``): an option
+    or a file name must not drive the terminal through an error message."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(printable(message))
+
+
+def _parser(prog: str, description: str, epilog: str) -> _Parser:
+    p = _Parser(prog=prog, description=description, epilog=epilog,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write to FILE (atomically) instead of standard output")
     p.add_argument("-q", "--quiet", action="store_true", help="no warnings or progress")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
+
+
+def _check_outputs(p: _Parser, args: argparse.Namespace, reads: dict[str, str | None]) -> None:
+    """Refuse, before anything runs, an output file (``-o``, ``--log``) that cannot be
+    written or that is one of the files the command reads (a usage error)."""
+    outputs = {"-o/--output": args.output, "--log": getattr(args, "log", None)}
+    for option, path in outputs.items():
+        problem = path and output_problem(path, reads)
+        if problem:
+            p.error(f"argument {option}: {problem}")
+    if args.output and outputs["--log"] and (
+            os.path.realpath(args.output) == os.path.realpath(args.log)
+            or same_file(args.output, args.log)):
+        p.error("argument --log: the log and the output (-o) are the same file")
 
 
 def _formats_help() -> str:
@@ -83,7 +106,7 @@ def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog:
     except Exception as exc:  # a bug in tenflang_nb: still no traceback for the user
         if os.environ.get("TENFLANG_DEBUG"):
             traceback.print_exc()
-        print(f"{prog}: internal error: {type(exc).__name__}: {exc}\n"
+        print(printable(f"{prog}: internal error: {type(exc).__name__}: {exc}") + "\n"
               "(set TENFLANG_DEBUG=1 to see the traceback, and please report it)",
               file=sys.stderr)
         return 1
@@ -118,6 +141,7 @@ def _compiler(argv: list[str] | None) -> int:
     p.add_argument("--list-ops", action="store_true",
                    help="print the table of operators and exit")
     args = p.parse_args(argv)
+    _check_outputs(p, args, {"SHAPE.tf": args.shape})
     if args.list_ops:
         _emit(describe_operators(), args.output)
         return 0
@@ -169,19 +193,6 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _check_writable(path: str) -> str | None:
-    """Why ``path`` cannot be written (checked before a long run, not after), or None."""
-    if os.path.isdir(path):
-        return f"{path} is a directory"
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        return f"no such directory: {directory}"
-    if not os.access(directory, os.W_OK | os.X_OK) or (
-            os.path.exists(path) and not os.access(path, os.W_OK)):
-        return f"cannot write {path}: permission denied"
-    return None
-
-
 def _add_settings(p: argparse.ArgumentParser) -> None:
     # the options are the training settings' own table: names, help, defaults, choices
     # (no argparse choices: a bad value gets TrainSettings' message, as everywhere else)
@@ -191,7 +202,7 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
                        metavar=setting.name.upper(), help=setting.help + default)
 
 
-def _settings(p: argparse.ArgumentParser, args: argparse.Namespace) -> TrainSettings:
+def _settings(p: _Parser, args: argparse.Namespace) -> TrainSettings:
     """The options as checked settings; a bad one is a usage error (exit status 2)."""
     try:
         values = {name: setting.parse(value) if isinstance(value, str) else value
@@ -214,10 +225,7 @@ def _weightcalc(argv: list[str] | None) -> int:
     p.add_argument("--log", metavar="FILE", help="write iteration,loss,grad_norm as CSV")
     args = p.parse_args(argv)
     settings = _settings(p, args)
-    if args.log:
-        problem = _check_writable(args.log)
-        if problem:
-            p.error(f"argument --log: {problem}")
+    _check_outputs(p, args, {"GCP.tf": args.gcp, "DATA": args.data})
     gcp_program = api.parse(read_text(args.gcp), args.gcp)
     data = read_data(args.data)
     trainer = api.trainer(gcp_program, data, settings)
@@ -273,6 +281,8 @@ def _evaluate(argv: list[str] | None) -> int:
                    help="the weights (one record, from tfweightcalc); omit it when the "
                         "inputs give the weights")
     args = p.parse_args(argv)
+    _check_outputs(p, args, {"PROGRAM.tf": args.program, "INPUTS": args.inputs,
+                             "WEIGHTS": args.weights})
     program = api.parse(read_text(args.program), args.program)
     inputs = read_data(args.inputs)
     weights = None
@@ -296,7 +306,7 @@ def _warn_nonfinite(program: api.Program, inputs: DataTable, weights: dict | Non
                 bad = api.first_nonfinite(program, {**record, **(weights or {})}, name)
                 where = bad.src.diag(f"'{bad.target}' is NaN or infinite here",
                                      1, severity="warning").render() if bad else ""
-                print(f"tfevaluate: warning: record {i + 1}: '{name}' is not finite"
+                print(f"tfevaluate: warning: record {i + 1}: '{printable(name)}' is not finite"
                       + (f"\n{where}" if where else ""), file=sys.stderr)
                 return
 

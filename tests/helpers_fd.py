@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tenflang_nb.core import api, gradcheck
+from tenflang_nb.core.agreement import entrywise_agreement
 from tenflang_nb.core.backprop import Gcp, adjoint_name
 from tenflang_nb.core.forward import compile_forward
 from tenflang_nb.core.hvp import compile_hvp
@@ -29,6 +30,25 @@ Values = dict[str, np.ndarray]
 REL_STEP = 1e-6
 RTOL = 1e-5
 ATOL = 1e-7
+
+
+def assert_agree(got: Any, expected: Any, rtol: float, atol: float, err_msg: str = "",
+                 names: tuple[str, str] = ("the value", "its reference")) -> None:
+    """``got`` agrees with ``expected`` entry by entry by the package's one rule
+    (``core.agreement.entrywise_agreement``: within ``rtol`` of the reference entry, or
+    ``atol`` where it is about 0): never where either side is NaN or infinite (the message
+    says which side), unlike ``np.testing.assert_allclose``, for which NaN equals NaN."""
+    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    found = entrywise_agreement(got, expected, rtol=rtol, atol=atol)
+    if found.ok:
+        return
+    if found.each is None or found.row is None or found.nonfinite is not None:
+        raise AssertionError(f"{found.reason(*names)}: {got} against {expected}\n{err_msg}")
+    at = (found.row,) if isinstance(found.row, int) else found.row
+    raise AssertionError(
+        f"{int(np.sum(~found.each))} of {found.each.size} entries disagree (rtol {rtol}, "
+        f"atol {atol}); at {at}: {names[0]} {got[at]!r}, {names[1]} {expected[at]!r} "
+        f"(relative error {found.error:.2g} at worst)\n{err_msg}")
 
 
 def as_values(values: Mapping[str, Any]) -> Values:
@@ -93,11 +113,12 @@ def assert_forward_mode(program: Program, gcp: Gcp, values: Mapping[str, Any],
     reverse = gcp_gradients(gcp, values, weights)
     for w in weights:
         scale = max(1.0, float(np.max(np.abs(reverse[w]), initial=0.0)))
-        np.testing.assert_allclose(got[w], reverse[w], rtol=1e-9, atol=1e-12 * scale,
-                                   err_msg=f"forward mode, d/{gcp.loss}/d/{w}\n{forward.text}")
-        np.testing.assert_allclose(got[w], fd_gradient(program, values, w), rtol=rtol,
-                                   atol=atol, err_msg=f"forward mode vs differences, "
-                                   f"d/{gcp.loss}/d/{w}\n{forward.text}")
+        assert_agree(got[w], reverse[w], rtol=1e-9, atol=1e-12 * scale,
+                     err_msg=f"forward mode, d/{gcp.loss}/d/{w}\n{forward.text}",
+                     names=("forward mode", "the GCP"))
+        assert_agree(got[w], fd_gradient(program, values, w), rtol=rtol, atol=atol,
+                     err_msg=f"forward mode vs differences, d/{gcp.loss}/d/{w}\n{forward.text}",
+                     names=("forward mode", "the central difference"))
 
 
 def direction(program: Program, seed: int = 0) -> Values:
@@ -152,9 +173,9 @@ def assert_hvp(program: Program, values: Mapping[str, Any], *, rtol: float = 1e-
     scale = max([1.0] + [float(np.max(np.abs(a), initial=0.0))
                          for a in (*expected.values(), *gradient.values())])
     for w, product in got.items():
-        np.testing.assert_allclose(
-            product, expected[w], rtol=rtol, atol=atol * scale,
-            err_msg=f"H v, weight {w}, v = {v}\n{compile_hvp(program).text}")
+        assert_agree(product, expected[w], rtol=rtol, atol=atol * scale,
+                     err_msg=f"H v, weight {w}, v = {v}\n{compile_hvp(program).text}",
+                     names=("the HVP program", "the differences"))
 
 
 def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] | None = None,
@@ -180,10 +201,9 @@ def assert_gradients(source: str, values: Mapping[str, Any], wrt: Iterable[str] 
     tol = atol * max(1.0, abs(loss_of(program, values))) if scale_atol else atol
     for name in names:
         expected = fd_gradient(program, values, name)
-        assert got[name].shape == expected.shape, (name, got[name].shape, expected.shape)
-        np.testing.assert_allclose(
-            got[name], expected, rtol=rtol, atol=tol,
-            err_msg=f"d/{program.loss}/d/{name} of\n{source}\nGCP:\n{gcp.text}")
+        assert_agree(got[name], expected, rtol=rtol, atol=tol,
+                     err_msg=f"d/{program.loss}/d/{name} of\n{source}\nGCP:\n{gcp.text}",
+                     names=("the GCP", "the central difference"))
     assert_forward_mode(program, gcp, values, names, rtol, tol)
     if program.names("weight"):
         assert_hvp(program, values)

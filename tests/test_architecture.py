@@ -21,15 +21,16 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # is its submodules ("datafiles.brace", in the order they use each other) then its
 # __init__, all at the package's place.
 FLOW = [
-    "errors", "perf", "formatting", "agreement", "ops", "lexical", "textio", "macros", "syntax",
-    "preprocess", "program", "graph", "examples", "backprop", "forward", "hvp", "describe_ops",
-    "edited", "dimensions", "plan", "optimizers", "settings",
+    "errors", "arguments", "perf", "formatting", "agreement", "ops", "lexical", "textio",
+    "macros", "syntax", "guard", "preprocess", "program", "graph", "examples", "backprop",
+    "forward", "hvp", "describe_ops", "edited", "dimensions", "plan", "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles.formats", "datafiles", "bindings", "datasets", "boundary", "train", "gradcheck",
     "draws",
     "backprop_check.report", "backprop_check.require", "backprop_check.reference",
     "backprop_check.student", "backprop_check.hints", "backprop_check.blame", "backprop_check",
+    "random_programs", "engine_check",
     "grading", "cost", "landscape.geometry", "landscape.evaluation", "landscape.grid",
     "landscape", "curvature", "api",
 ]

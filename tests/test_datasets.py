@@ -121,19 +121,25 @@ def test_split_any_data_for_example_a_csv_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("call", "message"), [
-    (lambda: datasets.make("donut"), "no data set named 'donut'"),
-    (lambda: datasets.moons(1), "n >= 2"),
-    (lambda: datasets.moons(10.5), "n >= 2"),
-    (lambda: datasets.moons(10, noise=-0.1), "noise is a standard deviation"),
-    (lambda: datasets.moons(10, noise=float("nan")), "noise is a standard deviation"),
+    (lambda: datasets.make("donut"), "name must be a data set's name: xor, circles, moons, "
+     "spirals or blobs, not 'donut'"),
+    (lambda: datasets.moons(1), "n must be an integer from 2 to 1,000,000"),
+    (lambda: datasets.moons(10.5), "n must be an integer from 2 to 1,000,000"),
+    (lambda: datasets.moons(10**9), "n must be an integer from 2 to 1,000,000"),
+    (lambda: datasets.moons(10, noise=-0.1), "noise must be a finite number >= 0"),
+    (lambda: datasets.moons(10, noise=float("nan")), "noise must be a finite number >= 0"),
+    (lambda: datasets.moons(10, seed=-1), "seed must be an integer >= 0, not -1"),
     (lambda: datasets.moons(10, test=1.0), "cannot hold out 1 of 10"),
     (lambda: datasets.moons(10, test=10), "cannot hold out 10 of 10"),
     (lambda: datasets.moons(10, test=0.01), "both parts need at least one"),
-    (lambda: datasets.moons(10, test="a"), "test is a share"),
-    (lambda: datasets.moons(10, x=("a", "b", "c")), "one name (an input [2]) or two"),
-    (lambda: datasets.moons(10, x="2x"), "'2x' is not a TenFlang name"),
+    (lambda: datasets.moons(10, test="a"), "test must be a share (0.25), a count (50) or 0"),
+    (lambda: datasets.moons(10, test=float("inf")), "test must be a share"),
+    (lambda: datasets.moons(10, x=("a", "b", "c")), "x must be one name (an input [2]) or two"),
+    (lambda: datasets.moons(10, x=5), "x must be one name (an input [2]) or two"),
+    (lambda: datasets.moons(10, x="2x"), "x must be TenFlang names of data columns, not '2x'"),
     (lambda: datasets.moons(10, x="y"), "different names"),
-    (lambda: datasets.moons(10, labels=(0, 1, 2)), "labels are two numbers"),
+    (lambda: datasets.moons(10, labels=(0, 1, 2)), "labels must be two finite numbers"),
+    (lambda: datasets.moons(10, labels=5), "labels must be two finite numbers"),
 ])
 def test_bad_arguments_are_clear_errors(call, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(TenFlangError, match=None) as info:

@@ -201,6 +201,20 @@ def test_only_the_broken_weights_are_named() -> None:
     assert check(xor).ok
 
 
+def test_an_edit_that_makes_a_gradient_nan_is_named_and_its_row_says_which_side() -> None:
+    # the one tolerance rule: no NaN agrees, and the row names the side that is NaN
+    variant = broken(new="define d/L/d/a = sqrt -1")
+    variant.weights["w"] = 0.8
+    with np.errstate(all="ignore"):
+        check = variant.gradcheck({"x": 1.5, "y": 0.2})
+    [row] = check
+    assert np.isnan(row["gcp"]) and np.isfinite(row["numeric"])
+    assert not check.ok and check.wrong == ["w"]
+    assert row["problem"] == "the GCP's gradient is NaN"
+    assert "MISMATCH: the GCP's gradient is NaN" in repr(check)
+    assert "the gradient of w disagrees" in check._repr_html_()
+
+
 # ------------------------------------------------------------------------------ training
 
 def test_training_uses_the_edited_gcp() -> None:

@@ -1,4 +1,4 @@
-"""notebooks/05_exercises.ipynb as nbgrader sees it.
+"""notebooks/05_exercises.ipynb as nbgrader sees it (and, at the end, 07_your_own_engine).
 
 The committed notebook is nbgrader's *source* version: it holds the solutions and the hidden
 tests, and nbval checks its stored outputs (the teacher's copy: grading mode off) like every
@@ -41,13 +41,13 @@ def _meta(cell: dict[str, Any]) -> dict[str, Any]:
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
-def student_version() -> Any:
+def student_version(path: Path = NOTEBOOK) -> Any:
     """The student version, as ``nbgrader generate_assignment`` makes it from the source."""
     import nbformat
     from nbgrader.nbgraderformat import MetadataValidator
     from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
 
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb = nbformat.read(path, as_version=4)
     MetadataValidator().validate_nb(nb)  # raises on bad nbgrader metadata
     for preprocessor in (ClearSolutions(), ClearOutput(), ClearHiddenTests()):
         nb, _ = preprocessor.preprocess(copy.deepcopy(nb), {})
@@ -277,3 +277,183 @@ def test_a_wrong_answer_fails_its_check_naming_the_first_wrong_line(shell: Any) 
     assert message.startswith("ex5: ✗ line 8 is the first wrong line")
     assert "fan-out: a is used 2 times" in message
     assert "misses the term via define c = tanh a" in message  # code shown plain
+
+
+# ------------------------------------------------------------------------- 07, one's own engine
+# 07_your_own_engine.ipynb: the answers are Python functions (an engine's forward,
+# backprop_step and backward), each checked by tf.grading.check_engine
+
+ENGINE = REPO / "notebooks" / "07_your_own_engine.ipynb"
+ENGINE_POINTS = {"forward_check": 2, "step_check": 4, "backward_check": 4}
+
+
+def _engine() -> list[dict[str, Any]]:
+    return json.loads(ENGINE.read_text("utf-8"))["cells"]
+
+
+def test_the_engines_nbgrader_markup() -> None:
+    cells = _engine()
+    marked = [c for c in cells if _meta(c)]
+    ids = [_meta(c)["grade_id"] for c in marked]
+    assert len(ids) == len(set(ids)), "grade ids must be unique"
+    for cell in marked:
+        meta = _meta(cell)
+        assert meta["schema_version"] == 3 and meta["task"] is False
+        if meta["grade"]:
+            assert meta["points"] >= 0 and meta["locked"] and not meta["solution"]
+        if meta["solution"]:
+            assert not meta["locked"] and "BEGIN SOLUTION" in _source(cell)
+        if _source(cell).startswith("%%tenflang "):
+            assert meta["locked"], "a model cell that is not locked"
+    for cell in cells:
+        if "BEGIN HIDDEN TESTS" in _source(cell):
+            assert _meta(cell).get("grade"), "hidden tests in a cell nbgrader does not grade"
+    points = {_meta(c)["grade_id"]: _meta(c)["points"] for c in cells
+              if _meta(c).get("grade") and _meta(c)["points"]}
+    assert points == ENGINE_POINTS
+    setup = next(c for c in cells if c["cell_type"] == "code")
+    assert _meta(setup)["grade_id"] == "setup" and _meta(setup)["points"] == 0
+    assert 'tf.grading.start("07_your_own_engine", graded=[])' in _source(setup)
+    # every exercise's heading gives its points and minutes, and so does the first cell's table
+    headings = re.findall(r"^## Exercise (\d) · .* \((\d+) points, about (\d+) minutes\)",
+                          "\n".join(_source(c) for c in cells), re.M)
+    table = re.findall(r"^\| (\d) \| `\w+\(.*\| (\d+) \| (\d+) \|$", _source(cells[0]), re.M)
+    assert headings == table and [int(p) for _, p, _ in headings] == list(ENGINE_POINTS.values())
+    readme = (REPO / "notebooks" / "README.md").read_text("utf-8")
+    plan = readme.split("## An hour with `07_your_own_engine.ipynb`", 1)[1].split("\n## ")[0]
+    rows = re.findall(r"^\| exercise (\d) \|[^|]*\| (\d+) \| (\d+) \|$", plan, re.M)
+    assert rows == headings  # the lab plan, as the headings say
+    minutes = sum(int(m) for m in re.findall(r"^\|[^|]*\|[^|]*\| *\d* *\| (\d+) \|$", plan, re.M))
+    assert f"{minutes} minutes of work, {sum(ENGINE_POINTS.values())} points" in plan
+
+
+def test_every_engine_answer_is_a_function_checked_by_the_next_cell() -> None:
+    cells = [c for c in _engine() if c["cell_type"] == "code"]
+    answers = [i for i, c in enumerate(cells) if _meta(c).get("solution")]
+    assert [re.match(r"def (\w+)\(", _source(cells[i])).group(1) for i in answers] == \
+        ["forward", "backprop_step", "backward"]
+    for i in answers:
+        name = re.match(r"def (\w+)\(", _source(cells[i])).group(1)
+        assert _meta(cells[i + 1]).get("grade")
+        assert f'tf.grading.check_engine("{name}")' in _source(cells[i + 1])
+
+
+def test_the_engines_student_version() -> None:
+    nb = student_version(ENGINE)
+    text = "\n".join(c.source for c in nb.cells)
+    for gone in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "teacher_copy"):
+        assert gone not in text, gone
+    solutions = {_meta(c)["grade_id"]: _source(c) for c in _engine() if _meta(c).get("solution")}
+    stub = CODE_STUB.replace("\n", "\n    ")
+    for cell in (c for c in nb.cells if _meta(c).get("solution")):
+        assert f"    {stub}" in cell.source  # the function's body, nbgrader's stub
+        solution = solutions[_meta(cell)["grade_id"]].split("### BEGIN SOLUTION")[1]
+        for line in solution.split("### END SOLUTION")[0].splitlines():
+            if line.strip() and not line.strip().startswith("#"):
+                assert line not in cell.source.splitlines(), line
+
+
+@pytest.fixture(scope="module")
+def engine_run() -> dict[str, Any]:
+    """07's student version, executed top to bottom in a student's copy (errors allowed)."""
+    from nbclient import NotebookClient
+
+    nb = student_version(ENGINE)
+    env = {k: os.environ.pop(k) for k in ("NBGRADER_EXECUTION", "JUPYTERHUB_USER",
+                                          "TENFLANG_STUDENT") if k in os.environ}
+    try:
+        NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(ENGINE.parent)}}).execute()
+    finally:
+        os.environ.update(env)
+    return nb
+
+
+def test_the_engines_student_version_runs_and_fails_every_check_helpfully(
+        engine_run: dict[str, Any]) -> None:
+    for i, cell in enumerate(engine_run["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        errors = _errors(cell)
+        meta = _meta(cell)
+        if meta.get("grade_id") == "setup":
+            assert not errors
+            assert _text(cell).startswith("Grading mode is on. The checks' random programs are "
+                                          "drawn for the default student id 'student'")
+        elif meta.get("grade"):  # the verdict, never a NameError or a traceback
+            assert [e["ename"] for e in errors] == ["GradingFailure"], meta["grade_id"]
+            assert "is not answered yet" in errors[0]["evalue"]
+            assert not any("Traceback" in line for line in errors[0]["traceback"])
+        elif meta.get("solution"):  # the cell tries its function, nbgrader's stub raises
+            assert [e["ename"] for e in errors] == ["NotImplementedError"], i
+        else:
+            assert not errors, f"cell {i}: {errors}"
+
+
+def _engine_cells(**changes: tuple[str, str]) -> dict[str, str]:
+    """07's code cells as a student runs them: the student version's setup and checks, and
+    the source's answers with ``changes`` (grade id -> (old, new)) made."""
+    student = {(_meta(c).get("grade_id") or str(i)): c.source
+               for i, c in enumerate(student_version(ENGINE).cells) if c.cell_type == "code"}
+    for cell in _engine():
+        grade_id = _meta(cell).get("grade_id")
+        if _meta(cell).get("solution"):
+            text = _source(cell)
+            if grade_id in changes:
+                old, new = changes[grade_id]
+                assert old in text, old
+                text = text.replace(old, new)
+            student[grade_id] = text
+    return student
+
+
+def _run_engine(shell: Any, cells: dict[str, str], check: str) -> BaseException | None:
+    from IPython.utils.capture import capture_output
+
+    with capture_output():
+        for grade_id, text in cells.items():
+            if grade_id.endswith("_check"):
+                continue
+            shell.run_cell(text)
+        return shell.run_cell(cells[check]).error_in_exec
+
+
+def test_a_wrong_engine_fails_its_checks_naming_the_program_and_the_variable(shell: Any
+                                                                            ) -> None:
+    cells = _engine_cells(step_answer=("adjoints[operand] += ", "adjoints[operand] = "))
+    error = _run_engine(shell, cells, "step_check")
+    assert type(error).__name__ == "GradingFailure"
+    message = str(error)
+    assert message.startswith("✗ backprop_step: on `define v = mul a b` with a = ")
+    assert "before it: d/L/d/a should become" in message
+    assert "add to it (+=), do not replace it (=)" in message
+    error = shell.run_cell(cells["backward_check"]).error_in_exec
+    message = str(error)
+    assert re.match(r"✗ backward: program 1 of 8: d/L/d/v\d+ is -?[\d.]+, not -?[\d.]+\n", message)
+    assert "its adjoint is the sum of a term per use (+= in backprop_step, not =)" in message
+    assert "program 1 of 8, on x1 = " in message and "define L = mul" in message
+    assert error._render_traceback_() == message.splitlines()  # type: ignore[union-attr]
+
+
+def test_an_engine_that_asks_the_compiler_fails(shell: Any) -> None:
+    asked = ("    values = forward(program, values)",
+             "    gcp = tf.compile(program, full=True)  # the package's adjoints\n"
+             "    values = forward(program, values)")
+    error = _run_engine(shell, _engine_cells(backward_answer=asked), "backward_check")
+    assert str(error).startswith("✗ backward: it asked for the package's compiler, which the "
+                                 "check switches off")
+    # once the check is over the package compiles again
+    assert not shell.run_cell("tf.compile(seed.program)").error_in_exec
+
+
+def test_the_checks_draw_each_students_programs(shell: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    cells = _engine_cells(forward_answer=("values = dict(values)", "values = {}"))
+    seen = []
+    for student in ("ada", "bob", "ada"):
+        monkeypatch.setenv("TENFLANG_STUDENT", student)
+        seen.append(str(_run_engine(shell, cells, "forward_check")))
+    assert seen[0] == seen[2] != seen[1]
+    # what the function raised, where, and on which program: no traceback
+    assert re.match(r"✗ forward: program 1 of 8: it raised KeyError: '\w+' \(in forward, "
+                    r"line 7: operands = \[values\[o\] if ", seen[0])

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import Runner, program_text
-from helpers_fd import assert_gradients, gcp_gradients
+from helpers_fd import assert_agree, assert_gradients, gcp_gradients
 
 from tenflang_nb.core import api, ops
 from tenflang_nb.core.cost import compare_modes, count_lines, peak_values
@@ -241,7 +241,8 @@ def test_training_with_the_forward_program_gives_the_gcps_weights(
     forward = api.train(api.compile_forward(shape), data, **options)  # type: ignore[arg-type]
     assert forward.iterations == reverse.iterations
     for w, value in reverse.weights.items():
-        np.testing.assert_allclose(forward.weights[w], value, rtol=1e-9, atol=1e-12)
+        assert_agree(forward.weights[w], value, rtol=1e-9, atol=1e-12,
+                     names=("forward mode", "the GCP"))
     assert [r.loss for r in forward.history] == pytest.approx(
         [r.loss for r in reverse.history], rel=1e-9)
 
@@ -308,7 +309,7 @@ def test_digits_needs_2410_forward_sweeps_against_one() -> None:
     got = gcp_gradients(forward, example, names)
     expected = gcp_gradients(api.compile(shape), example, names)
     for w in names:
-        np.testing.assert_allclose(got[w], expected[w], rtol=1e-9, atol=1e-15)
+        assert_agree(got[w], expected[w], rtol=1e-9, atol=1e-15, names=("forward mode", "the GCP"))
 
 
 def test_the_mean_of_a_scalar_times_a_shared_tensor_needs_no_tensor_per_example() -> None:

@@ -15,6 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 import tenflang_nb as tf
+from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.grading import compiler_copy, fingerprint, student_id, student_seed
 from tenflang_nb.notebook.grading import GradingFailure
 from tenflang_nb.notebook.grading_mode import GRADING
@@ -585,6 +586,19 @@ def test_a_model_that_does_not_learn_xor_fails_saying_why(ip: Any, body: str, sa
         assert "unknown instruction" not in cap.stdout + html(cap)
     error = error_of(run(ip, fit_check())[0])
     assert type(error).__name__ == "GradingFailure" and said in str(error), str(error)
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    ("starts=0", "starts must be an integer >= 1, not 0"),
+    ("accuracy=2", "accuracy must be a number from 0 to 1, not 2"),
+    ("max_iter=-1", "max_iter must be an integer >= 0, not -1"),
+])
+def test_the_fit_check_refuses_bad_options_by_name(ip: Any, options: str, said: str) -> None:
+    # (starts=0 raised a TypeError after training nothing)
+    start(ip)
+    run(ip, XOR_LINE + XOR_NET)
+    error = error_of(run(ip, fit_check()[:-1] + f", {options})")[0])
+    assert isinstance(error, TenFlangError) and said in error.render(), error
 
 
 def test_the_fit_check_trains_the_text_whatever_the_cell_did(ip: Any) -> None:

@@ -6,10 +6,13 @@ source of one assignment; ``nbgrader generate_assignment`` makes the student ver
 
 * ``blank``: the student version as released;
 * ``correct``: the source's solutions;
-* ``partly``: every other answer wrong (a sign flipped, a number off by one);
+* ``partly``: every other answer wrong (a sign flipped, a number off by one, a usual
+  mistake in an engine's function);
 * ``cheating``: the tricks that scored full marks before the grading mode: ``--require``
   edited in an answer cell to ask for one line, an answer replaced by an object whose ``ok``
-  is True, the compiler's backward pass pasted, numeric answers computed with the model.
+  is True, the compiler's backward pass pasted, numeric answers computed with the model;
+  an engine's functions (07) asking the package's interpreter and compiler for the answer,
+  or taking differences of the operator table's values.
 
 The scores are read from nbgrader's gradebook: 0, full, partial and not full marks.
 """
@@ -38,6 +41,29 @@ STUDENTS = ("blank", "correct", "partly", "cheating")
 # Numeric answers computed with the model: what grading mode withholds. One per numeric
 # answer cell of every graded notebook (a test below holds the table complete).
 COMPUTED_WITH_THE_MODEL = {
+    # an engine's functions (07: the body after the answer's `def` line) asking the package's
+    # interpreter or compiler, what its checks switch off, or taking differences of the
+    # operator table's values, which relu's kink gives away
+    ("07_your_own_engine", "forward_answer"): """\
+    from tenflang_nb.core.plan import Plan  # the package's interpreter
+    names = [step.target for step in tf.steps(program)]
+    return {**values, **Plan(program).example(values, names)}""",
+    ("07_your_own_engine", "step_answer"): """\
+    operands = [values[o] if isinstance(o, str) else o for o in step.operands]
+    for i, operand in enumerate(step.operands):
+        if isinstance(operand, str):
+            up, down = list(operands), list(operands)
+            up[i] += 1e-6
+            down[i] -= 1e-6
+            slope = (tf.ops.value(step.op, *up) - tf.ops.value(step.op, *down)) / 2e-6
+            adjoints[operand] += adjoints[step.target] * slope""",
+    ("07_your_own_engine", "backward_answer"): """\
+    from tenflang_nb.core.plan import Plan
+    gcp = tf.compile(program, full=True).program()  # the package's compiler
+    names = {v: f"d/{program.loss}/d/{v}" for v in program.decls
+             if f"d/{program.loss}/d/{v}" in gcp.decls}
+    found = Plan(gcp).example(values, list(names.values()))
+    return {v: found[name] for v, name in names.items()}""",
     ("05_exercises", "ex3_answer"): 'seed.weights["w"] = 0.0\n'
                                     'answer_3 = float(seed.values(example_3)["w"][1])',
     ("05_exercises", "ex9_answer"): 'seed.train(example_3, lr=2, max_iter=1, tol=0)\n'
@@ -64,6 +90,13 @@ MODEL_ANSWERS = {
                  "define a = matmul x w\ndefine o = add y a\ndefine e = sub o y\n"
                  "define L = mul e e",
     },
+}
+# An engine's function (07) made partly wrong: a usual mistake in it
+SPOILED = {
+    ("07_your_own_engine", "forward_answer"): ("values = dict(values)", "values = {}"),
+    ("07_your_own_engine", "step_answer"): ("adjoints[operand] += ", "adjoints[operand] = "),
+    ("07_your_own_engine", "backward_answer"): ("reversed(tf.steps(program))",
+                                                "tf.steps(program)"),
 }
 TRICKS = ("require", "fake", "paste")
 FAKE_RESULT = """class Passed:
@@ -109,6 +142,15 @@ def _sign_flipped(answer: str) -> str:
     return "\n".join(lines)
 
 
+def _spoiled(name: str, grade_id: str, answer: str) -> str:
+    """A Python answer made wrong: its usual mistake (:data:`SPOILED`), else its number + 1."""
+    if (name, grade_id) not in SPOILED:
+        return answer + "\n" + f"{answer.split('=', 1)[0].strip()} += 1"
+    old, new = SPOILED[(name, grade_id)]
+    assert old in answer, (name, grade_id, old)
+    return answer.replace(old, new)
+
+
 def _pasted(answer: str, models: dict[str, str]) -> str:
     """The answer cell with the compiler's backward pass for its model pasted in."""
     import tenflang_nb as tf
@@ -145,8 +187,7 @@ def _submission(student: str, name: str, source: dict[str, Any], release: dict[s
                 text = text.split("\n", 1)[0] + "\n" + MODEL_ANSWERS[(name, grade_id)][kind]
                 spoiled.add(_meta(check)["grade_id"])
         elif student == "partly" and k % 2 == 0:
-            text = (_sign_flipped(text) if checked
-                    else text + "\n" + f"{text.split('=', 1)[0].strip()} += 1")
+            text = _sign_flipped(text) if checked else _spoiled(name, grade_id, text)
             spoiled.add(_meta(check)["grade_id"])
         elif student == "cheating":
             if not checked:
@@ -270,6 +311,17 @@ def test_the_scores(course: dict[str, Any], path: Path) -> None:
         lost = course["spoiled"][(student, path.stem)]
         for grade_id, (score, most) in scores[student].items():
             assert score == (0 if grade_id in lost else most), (student, grade_id)
+
+
+def test_an_engines_cheats_are_named(course: dict[str, Any]) -> None:
+    graded = course["root"] / "autograded" / "cheating" / ASSIGNMENT / "07_your_own_engine.ipynb"
+    said = "\n".join(out["evalue"] for cell in json.loads(graded.read_text("utf-8"))["cells"]
+                     if _meta(cell).get("grade") for out in cell.get("outputs", [])
+                     if out["output_type"] == "error")
+    assert "✗ forward: it asked for the package's interpreter, which the check switches off" \
+        in said
+    assert "✗ backward: it asked for the package's compiler" in said
+    assert "relu is at its kink here" in said  # differences of tf.ops.value
 
 
 @pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import program_text
+from helpers_fd import assert_agree
 
 from tenflang_nb.core import api
 from tenflang_nb.core.errors import TenFlangError
@@ -191,7 +192,7 @@ def test_tensor_kernel(case: tuple[str, str, dict[str, tuple[int, ...]], Any]) -
     got = run_one(head + f"declare output o\ndefine o = {expr}\n", values, ["o"])["o"]
     expected = np.asarray(reference(*values.values()), dtype=float)
     assert got.shape == expected.shape
-    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-14)
+    assert_agree(got, expected, rtol=1e-13, atol=1e-14)
 
 
 def test_softmax_and_logsumexp_of_large_values() -> None:
@@ -247,7 +248,7 @@ def test_batch_matches_one_example_at_a_time() -> None:
     assert batch_o is not None and batch_l is not None
     for i in range(n):
         o = np.tanh((W @ xs[i] + b) * ss[i])
-        np.testing.assert_allclose(batch_o[i], o, rtol=1e-14)
+        assert_agree(batch_o[i], o, rtol=1e-14, atol=0.0)
         assert float(batch_l[i]) == pytest.approx(float(o.sum()), rel=1e-14)
 
 

@@ -349,3 +349,17 @@ def test_examples_by_index_need_training_data() -> None:
     model.train(DATA, max_iter=1)
     with pytest.raises(Exception, match="out of range: the training data has 3"):
         model.values(3)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("net --train data --lr 1_000", "lr must be a number, not '1_000'"),
+    ("net --train data --max-iter ١٠", "max_iter must be an integer, not '١٠'"),
+    ("net --show step --example ٢", "--example ٢: give a record"),
+])
+def test_options_take_numbers_as_the_language_writes_them(ip: Any, line: str,
+                                                          message: str) -> None:
+    # before: int() and float() took other scripts' digits and 1_000 (issue 16, item 14)
+    ip.user_ns["data"] = DATA
+    result, cap = run(ip, line, SEED_EXAMPLE)
+    shown = str(result.error_in_exec) + cap.stdout + cap.stderr + html(cap)
+    assert message in shown, shown

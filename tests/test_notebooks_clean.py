@@ -24,6 +24,7 @@ REQUIRED = (
     "04_digits_classifier.ipynb",
     "05_exercises.ipynb",
     "06_when_training_fails.ipynb",
+    "07_your_own_engine.ipynb",
 )
 MAX_OUTPUT_BYTES = 200_000
 MAX_NOTEBOOK_BYTES = 1_000_000

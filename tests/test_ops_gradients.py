@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers_fd import assert_gradients, fd_gradient, gcp_gradients, loss_of
+from helpers_fd import assert_agree, assert_gradients, fd_gradient, gcp_gradients, loss_of
 
 from tenflang_nb.core import api, ops
 from tenflang_nb.core.formatting import fmt_shape
@@ -301,7 +301,7 @@ def test_cross_entropy_gradient_is_softmax_minus_target() -> None:
     z = W @ x
     p = np.exp(z - z.max())
     p /= p.sum()
-    np.testing.assert_allclose(got["W"], np.outer(p - y, x), rtol=1e-12, atol=1e-14)
+    assert_agree(got["W"], np.outer(p - y, x), rtol=1e-12, atol=1e-14)
 
 
 # broadcasting: (left shape, right shape) for every elementwise binary operator
@@ -437,10 +437,10 @@ def test_batched_mean_gradient_matches_the_mean_of_differences(name: str) -> Non
     assert loss == pytest.approx(np.mean([loss_of(shape, ex) for ex in examples]), rel=1e-12)
     for w in weight_shapes:
         fd = np.mean([fd_gradient(shape, ex, w) for ex in examples], axis=0)
-        np.testing.assert_allclose(grads[w], fd, rtol=1e-5, atol=1e-7, err_msg=f"{name}: {w}")
+        assert_agree(grads[w], fd, rtol=1e-5, atol=1e-7, err_msg=f"{name}: {w}")
         # and the same as running the GCP on one example at a time
         one = np.mean([gcp_gradients(gcp, ex, [w])[w] for ex in examples], axis=0)
-        np.testing.assert_allclose(grads[w], one, rtol=1e-12, atol=1e-14)
+        assert_agree(grads[w], one, rtol=1e-12, atol=1e-14)
 
 
 def test_batch_of_one_example() -> None:
@@ -451,8 +451,7 @@ def test_batch_of_one_example() -> None:
     _, grads = api.trainer(api.compile(shape), data, start=weights).evaluate()
     example = {**{k: v[0] for k, v in data.items()}, **weights}
     for w in weight_shapes:
-        np.testing.assert_allclose(grads[w], fd_gradient(shape, example, w), rtol=1e-5,
-                                   atol=1e-7)
+        assert_agree(grads[w], fd_gradient(shape, example, w), rtol=1e-5, atol=1e-7)
 
 
 def test_every_operator_is_covered() -> None:

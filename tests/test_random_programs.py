@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from conftest import hypothesis_settings
 from helpers_fd import (
+    assert_agree,
     assert_forward_mode,
     assert_hvp,
     direction,
@@ -310,8 +311,8 @@ def _check_gradients(case: Case, full: bool) -> None:
     tol = 1e-7 * max(1.0, abs(loss))
     for name in wrt:
         fd = fd_gradient(shape, values, name)
-        np.testing.assert_allclose(got[name], fd, rtol=1e-5, atol=tol,
-                                   err_msg=f"d/L/d/{name}\n{case.source}\n{gcp.text}")
+        assert_agree(got[name], fd, rtol=1e-5, atol=tol,
+                     err_msg=f"d/L/d/{name}\n{case.source}\n{gcp.text}")
         if name in case.weights:
             assert again.kind(f"d/L/d/{name}") == "output"
     if not full:
@@ -354,8 +355,8 @@ def test_random_programs_batched(case: Case) -> None:
     tol = 1e-7 * max(1.0, max(abs(v) for v in case.loss))
     for w in case.weights:
         fd = np.mean([fd_gradient(shape, ex, w) for ex in examples], axis=0)
-        np.testing.assert_allclose(grads[w], fd, rtol=1e-5, atol=tol,
-                                   err_msg=f"{w}\n{case.source}")
+        assert_agree(grads[w], fd, rtol=1e-5, atol=tol,
+                     err_msg=f"{w}\n{case.source}")
     # H v of the mean loss, through the plan as training runs it, against central differences
     # of the GCP's mean gradient (the trainer's) along v
     v = direction(shape)
@@ -366,5 +367,5 @@ def test_random_programs_batched(case: Case) -> None:
     scale = max([1.0] + [float(np.max(np.abs(g))) for g in (*grads.values(), *product.values())])
     for w in case.weights:
         fd = (moved[0][w] - moved[1][w]) / (2 * h)
-        np.testing.assert_allclose(product[w], fd, rtol=1e-4, atol=1e-6 * scale,
-                                   err_msg=f"H v, {w}\n{case.source}")
+        assert_agree(product[w], fd, rtol=1e-4, atol=1e-6 * scale,
+                     err_msg=f"H v, {w}\n{case.source}", names=("H v", "the differences"))

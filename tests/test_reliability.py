@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import Runner, program_text
+from helpers_fd import assert_agree
 
 from tenflang_nb.core import api
 from tenflang_nb.core.errors import ComputeError, TenFlangError
@@ -94,7 +95,7 @@ def test_a_weight_with_a_thousand_uses_trains_without_recursion(n: int) -> None:
     assert w == 0.0  # a zero gradient at w = 0 never moves it
     t.reset({"w": 0.5})
     _, grads = t.evaluate()
-    np.testing.assert_allclose(grads["w"], np.mean(2 * 0.5 * x_sum ** 2), rtol=1e-12)
+    assert_agree(grads["w"], np.mean(2 * 0.5 * x_sum ** 2), rtol=1e-12, atol=0.0)
 
 
 @pytest.mark.parametrize(("source", "values", "wrt"), [
@@ -154,7 +155,8 @@ def test_not_enough_memory_for_the_examples_is_a_clear_error() -> None:
 @pytest.mark.parametrize("eps", [0, -1e-6, float("nan"), None])
 def test_gradcheck_with_a_bad_step_is_a_clear_error(eps: object) -> None:
     model = TenFlangModel(SEED_EXAMPLE)
-    with pytest.raises(TenFlangError, match=r"eps \(the finite-difference step\) must be"):
+    with pytest.raises(TenFlangError, match=r"eps must be a number > 0 \(the finite-difference "
+                       r"step\), not"):
         model.gradcheck({"x": 1.0, "y": 0.5}, eps=eps)  # type: ignore[arg-type]
 
 

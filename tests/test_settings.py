@@ -71,7 +71,8 @@ def test_every_setting_has_a_field_and_a_default_that_checks() -> None:
     (("--lr", "fast"), "lr must be a number, not 'fast'"),
     (("--batch-size", "0"), "batch_size must be an integer >= 1"),
     (("--optimizer", "sgd"), "optimizer must be one of gd, momentum, adam, not 'sgd'"),
-    (("--log", "no_such_dir/log.csv"), "argument --log: no such directory: no_such_dir"),
+    (("--log", "no_such_dir/log.csv"),
+     "argument --log: cannot write no_such_dir/log.csv: no such directory: no_such_dir"),
     (("--log", "."), "argument --log: . is a directory"),
 ])
 def test_bad_options_are_usage_errors_on_the_command_line(cli: Runner, tmp_path: Path,

@@ -59,7 +59,7 @@ def test_initial_weights() -> None:
     again = train.initial_weights(shapes, "normal", seed=3)
     np.testing.assert_array_equal(normal["M"], again["M"])
     assert normal["s"] != 0.0
-    with pytest.raises(TenFlangError, match="unknown init"):
+    with pytest.raises(TenFlangError, match="init must be one of auto, zeros, normal, not 'ones'"):
         train.initial_weights(shapes, "ones")
 
 

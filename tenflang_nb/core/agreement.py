@@ -11,7 +11,9 @@ or an example, each compared on its own); ``floor`` keeps a reference of about 0
 for equality to the last bit. A tolerance relative to the reference judges a gradient of 1e-10
 as it judges one of 1: an absolute one would call an all-zero answer right wherever gradients
 are tiny. A NaN or an infinity on either side never agrees, and the result says which side
-it was on.
+it was on. :func:`entrywise_agreement` is the same rule with each entry on its own scale and
+an absolute tolerance where the reference is about 0 (gradcheck, the tests' oracle, the
+benchmarks).
 
 >>> agreement(2e-10, 1e-10, rtol=1e-6).ok, agreement(1e-10 + 1e-17, 1e-10, rtol=1e-6).ok
 (False, True)
@@ -29,9 +31,10 @@ import numpy as np
 
 from .errors import TenFlangError
 
-__all__ = ["Agreement", "agreement"]
+__all__ = ["Agreement", "agreement", "entrywise_agreement"]
 
 SIDES = ("actual", "reference")
+_LARGEST = float(np.finfo(float).max)  # the floor atol / rtol, at most
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,31 @@ def agreement(actual: Any, reference: Any, *, rtol: float, floor: Any = 0.0,
     ok = bool(np.all(each))
     return Agreement(ok, float(np.max(error, initial=0.0)), rtol, row=_first(each, k),
                      each=each if k else None)
+
+
+def entrywise_agreement(actual: Any, reference: Any, *, rtol: float, atol: float = 0.0
+                        ) -> Agreement:
+    """:func:`agreement` entry by entry: each entry within ``rtol`` of its reference entry,
+    with the floor ``atol / rtol``, so that a difference of at most ``atol`` agrees where the
+    reference is about 0 (the rounding of a difference quotient where a derivative is 0);
+    ``rtol`` 0 asks for equality. ``error`` is the largest entry's, ``row`` the first entry
+    that disagrees.
+
+    >>> entrywise_agreement([1.0, 3.0], [1.0, 2.0], rtol=1e-4).error  # relative to the 2
+    0.5
+    >>> entrywise_agreement([1e-9, 1.0], [0.0, 1.0], rtol=1e-4, atol=1e-7).ok
+    True
+    >>> entrywise_agreement(float("nan"), 1.0, rtol=1e-4, atol=1e-7).reason("the GCP's gradient")
+    "the GCP's gradient is NaN"
+    """
+    a = np.asarray(actual, dtype=float)
+    checked = np.asarray(atol, dtype=float) if _real(atol) else None
+    if checked is None or checked.ndim or not (np.isfinite(checked) and checked >= 0):
+        raise TenFlangError.at(f"atol must be a finite number >= 0, not {atol!r}")
+    if not (_real(rtol) and np.ndim(rtol) == 0 and rtol > 0):  # agreement says what rtol is
+        return agreement(a, reference, rtol=rtol, rows=a.ndim)
+    return agreement(a, reference, rtol=rtol, floor=min(float(atol) / rtol, _LARGEST),
+                     rows=a.ndim)
 
 
 def _real(value: Any) -> bool:

@@ -14,11 +14,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from . import bindings
+from .arguments import check_arguments, check_instance
 from .backprop import Gcp, compile_program
 from .backprop_check import DRAWS, BackpropCheck
 from .backprop_check import check_backprop as _check_backprop
@@ -28,22 +30,26 @@ from .datafiles import DataTable
 from .errors import TenFlangError
 from .forward import ForwardProgram
 from .forward import compile_forward as compile_forward_program
+from .graph import Step
+from .graph import steps as program_steps
 from .hvp import HvpProgram
 from .hvp import compile_hvp as compile_hvp_program
 from .lexical import GIVEN_KINDS, direction_name, tangent_name
 from .plan import Plan, interpret, plain
 from .preprocess import preprocess_text
 from .program import Program, ancestors, check, parse
+from .random_programs import RandomProgram, random_programs
 from .settings import TrainSettings
 from .textio import read_text
 from .train import GradientDescent, TrainResult, Weights, gcp_weights, initial_weights
 
 __all__ = [
     "BackpropCheck", "Curvature", "DataTable", "Eigen", "ForwardProgram", "Gcp",
-    "GradientDescent", "HvpProgram", "ModeComparison", "Program", "TenFlangError", "TrainResult",
-    "TrainSettings", "check", "check_backprop", "compare_modes", "compile", "compile_forward",
-    "compile_hvp", "curvature", "evaluate", "first_nonfinite", "gcp_weights", "initial_weights",
-    "interpret", "load_data", "parse", "parse_file", "preprocess", "train", "trainer",
+    "GradientDescent", "HvpProgram", "ModeComparison", "Program", "RandomProgram", "Step",
+    "TenFlangError", "TrainResult", "TrainSettings", "check", "check_backprop", "compare_modes",
+    "compile", "compile_forward", "compile_hvp", "curvature", "evaluate", "first_nonfinite",
+    "gcp_weights", "initial_weights", "interpret", "load_data", "parse", "parse_file",
+    "preprocess", "random_programs", "steps", "train", "trainer",
 ]
 
 
@@ -62,15 +68,35 @@ def preprocess(text: str, file: str = "<program>") -> str:
     return preprocess_text(text, file)
 
 
+def steps(program: Program | str) -> list[Step]:
+    """A program's lines (or its text's) as an engine written by hand reads them, in
+    topological order: each :class:`Step` has its ``target``, ``op`` (None for a copy),
+    ``operands`` (names, and floats for constants) and ``line``. Evaluate one with
+    ``tf.ops.value(step.op, ...)``, differentiate it with ``tf.ops.local_partials`` (notebook
+    07).
+
+    >>> [str(s) for s in steps("declare input x\\ndeclare loss L\\ndefine L = mul x x\\n")]
+    ['define L = mul x x']
+    """
+    if isinstance(program, str):
+        program = parse(program)
+    return program_steps(program)
+
+
 def compile(program: Program | str, full: bool = False) -> Gcp:
     """Compile a shape program (or its text) to its Gradient Computing Program.
 
     ``full`` keeps every partial (as the seed's example does); the default emits only what
     some weight's gradient needs.
     """
+    (full,) = check_arguments(full=full)
+    return compile_program(_shape_program(program), full=full)
+
+
+def _shape_program(program: Program | str) -> Program:
     if isinstance(program, str):
-        program = parse(program)
-    return compile_program(program, full=full)
+        return parse(program)
+    return check_instance("program", program, Program, "a Program or its text")
 
 
 def compile_forward(program: Program | str) -> ForwardProgram:
@@ -83,9 +109,7 @@ def compile_forward(program: Program | str) -> ForwardProgram:
     >>> len(forward.sweeps), forward.gradient_names()
     (1, {'w': 'd/lambda/d/w'})
     """
-    if isinstance(program, str):
-        program = parse(program)
-    return compile_forward_program(program)
+    return compile_forward_program(_shape_program(program))
 
 
 def compile_hvp(program: Program | Gcp | str) -> HvpProgram:
@@ -101,7 +125,8 @@ def compile_hvp(program: Program | Gcp | str) -> HvpProgram:
     """
     if isinstance(program, str):
         program = parse(program)
-    return compile_hvp_program(program)
+    return compile_hvp_program(check_instance("program", program, Program | Gcp,
+                                              "a Program, its Gcp or its text"))
 
 
 def curvature(program: Program | Gcp | str, data: Any, weights: Weights) -> Curvature:
@@ -168,7 +193,7 @@ def _gcp_program(gcp: Gcp | Program | str) -> Program:
         return gcp.program()
     if isinstance(gcp, str):
         return parse(gcp, "<GCP>")
-    return gcp
+    return check_instance("gcp", gcp, Program, "a Gcp, a Program or its text")
 
 
 def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None = None, *,
@@ -187,6 +212,8 @@ def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None 
     """
     chosen = TrainSettings.of(settings, **options)  # checked before any data is read
     gcp_program = _gcp_program(gcp)
+    if start is not None:
+        check_instance("start", start, Mapping, "a dict of weights (or None)")
     table = load_data(data)
     loss, grads = gcp_weights(gcp_program)
     columns = bindings.training_columns(gcp_program, table, list(grads),
@@ -212,6 +239,9 @@ def evaluate(program: Program, inputs: Any, weights: Weights | None = None
     Inputs of kind ``input`` and the weights are required; a missing ``exp_output`` is NULL
     (so the loss is None). Examples are run together, grouped by which values are NULL.
     """
+    check_instance("program", program, Program, "a Program")
+    if weights is not None:
+        check_instance("weights", weights, Mapping, "a dict of weights (or None)")
     table = load_data(inputs)
     from_data = weights is None  # the input records carry the weights themselves
     weights = dict(weights or {})
@@ -252,4 +282,5 @@ def evaluate(program: Program, inputs: Any, weights: Weights | None = None
 
 def first_nonfinite(program: Program, inputs: dict[str, Any], name: str) -> Any:
     """The first line whose value is NaN or infinite on the way to ``name`` (or None)."""
+    check_instance("inputs", inputs, Mapping, "a dict of values")
     return Plan(program).bind(inputs, n=1).first_nonfinite(ancestors(program, name))

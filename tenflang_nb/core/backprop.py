@@ -22,8 +22,9 @@ import numpy as np
 from . import ops
 from .errors import Diagnostic, TenFlangError
 from .graph import DataFlowGraph
+from .guard import allow
 from .lexical import GIVEN_KINDS, adjoint_name, temp_name
-from .ops import Const, KernelSpec, Ref, Shape
+from .ops import Const, Ref, Shape
 from .perf import gc_paused
 from .program import Program, parse
 from .syntax import Comment, Declare, Define, Statement
@@ -120,11 +121,7 @@ def fold(name: str, args: tuple[Ref | Tmp, ...]) -> Ref | Tmp | None:
     (``mul x 1`` is ``x``); None when it needs a line."""
     # identities keep the GCP readable; constants are scalars, so never change a shape
     if all(isinstance(a, Const) for a in args) and ops.OPS[name].elementwise:
-        values = [np.array([a.value]) for a in args]  # type: ignore[union-attr]
-        spec = KernelSpec(tuple(() for _ in args), (), tuple(True for _ in args),
-                          tuple(a.value for a in args))  # type: ignore[union-attr]
-        with np.errstate(all="ignore"):
-            result = float(ops.OPS[name].kernel(spec)(*values)[0])
+        result = float(ops.value(name, *(a.value for a in args)))  # type: ignore[union-attr]
         return Const.of(result) if np.isfinite(result) else None
     consts = tuple(a.value if isinstance(a, Const) else None for a in args)
     keep = ops.identity_operand(name, consts)
@@ -135,6 +132,7 @@ class Writer:
     """Writes a derived program's lines (with provenance), names its temporaries."""
 
     def __init__(self, loss: str, shapes: dict[str, Shape], section: str = "backward") -> None:
+        allow("the package's compiler")  # every compiler writes with a Writer
         self.loss = loss
         self.shapes = shapes
         self.section = section  # of the lines added without one

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arguments import check_arguments, check_grid, check_limits
 from .datafiles import DataTable
 from .errors import TenFlangError
 from .formatting import fmt_list, fmt_shape
@@ -94,6 +95,7 @@ def plane_inputs(program: Program, output: str | None = None) -> PlaneInputs:
     ...                    "declare output o\\ndefine o = add a b\\n"))
     PlaneInputs(inputs=('a', 'b'), output='o', target='y')
     """
+    (output,) = check_arguments(output=output)
     shapes = program.shapes
     inputs = program.names("input")
     shown = fmt_list([f"{n} {fmt_shape(shapes[n])}" if shapes[n] else n
@@ -187,16 +189,15 @@ class BoundaryEvaluator:
 
     ``train`` and ``test`` (optional) are data tables with the plane's input column(s);
     their ``target`` column, if there, gives the classes. ``resolution`` grid points per
-    axis; ``limits`` ((x_low, x_high), (y_low, y_high)), by default the points' extent with
-    a margin.
+    axis (default 60); ``limits`` ((x_low, x_high), (y_low, y_high)), by default the points'
+    extent with a margin.
     """
 
     def __init__(self, program: Program, plane: PlaneInputs, train: DataTable,
-                 test: DataTable | None = None, *, resolution: int = RESOLUTION,
+                 test: DataTable | None = None, *, resolution: int | None = None,
                  limits: Sequence[Sequence[float]] | None = None) -> None:
-        if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution < 2:
-            raise TenFlangError.at(f"resolution is a number of grid points >= 2, not "
-                                   f"{resolution!r}")
+        resolution = check_grid(resolution, 2, RESOLUTION)
+        chosen = check_limits(limits, 2)
         self.program = program
         self.plane = plane
         self.weights = program.names("weight")
@@ -205,11 +206,7 @@ class BoundaryEvaluator:
         if test is not None:
             points["test"] = (plane.coordinates(test), plane.labels(test))
         every = np.concatenate([xy for xy, _ in points.values()])
-        if limits is None:
-            limits = _limits(every)
-        (x0, x1), (y0, y1) = (tuple(map(float, axis)) for axis in limits)
-        if not (x0 < x1 and y0 < y1):
-            raise TenFlangError.at(f"limits are (low, high) per axis, low < high: {limits!r}")
+        (x0, x1), (y0, y1) = chosen or _limits(every)
         self.xs = np.linspace(x0, x1, resolution)
         self.ys = np.linspace(y0, y1, resolution)
         gx, gy = np.meshgrid(self.xs, self.ys)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arguments import Rule, check_arguments
 from .errors import TenFlangError
 from .formatting import fmt_number
 from .landscape.geometry import Layout
@@ -39,6 +40,10 @@ from .train import (
 )
 
 __all__ = ["Curvature", "Eigen"]
+
+# power iteration's tol (relative to the eigenvalue: 0 would never settle); Newton's method
+# takes the training settings' tol
+POWER_TOL = Rule("tol", float, "a finite number > 0", lambda v: v > 0)
 
 
 @dataclass(frozen=True)
@@ -154,8 +159,8 @@ class Curvature:
 
         Raises a :class:`TenFlangError` when it does not settle within ``iterations``.
         """
-        _check_count(iterations, "iterations", self.program.file)
-        _check_tol(tol, "tol", self.program.file, positive=True)
+        iterations, seed = check_arguments(iterations=iterations, seed=seed)
+        tol = POWER_TOL.check(tol)
         start = self.products
         rng = np.random.default_rng(seed)
         with single_threaded_blas():
@@ -199,12 +204,9 @@ class Curvature:
         Raises a :class:`TenFlangError` where the Hessian is not positive definite (the
         Newton step would not go downhill).
         """
-        file = self.program.file
-        _check_count(max_iter, "max_iter", file, zero=True)
-        _check_tol(tol, "tol", file)
-        _check_tol(cg_tol, "cg_tol", file, positive=True)
+        max_iter, tol = SETTINGS["max_iter"].check(max_iter), SETTINGS["tol"].check(tol)
+        cg_tol, cg_iterations = check_arguments(cg_tol=cg_tol, cg_iterations=cg_iterations)
         cg_iterations = self.layout.size if cg_iterations is None else cg_iterations
-        _check_count(cg_iterations, "cg_iterations", file)
         history: list[Record] = []
         w = self.layout.flat(self.weights)
         with single_threaded_blas():
@@ -252,18 +254,3 @@ class Curvature:
                 break
             p = r + (rr / previous) * p
         return x
-
-
-def _check_count(value: object, name: str, file: str, zero: bool = False) -> None:
-    least = 0 if zero else 1
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
-        raise TenFlangError.at(f"{name} must be a whole number >= {least}, not {value!r}",
-                               file=file)
-
-
-def _check_tol(value: object, name: str, file: str, positive: bool = False) -> None:
-    ok = (isinstance(value, int | float | np.floating) and not isinstance(value, bool)
-          and math.isfinite(value) and (value > 0 if positive else value >= 0))
-    if not ok:
-        raise TenFlangError.at(f"{name} must be a number {'>' if positive else '>='} 0, not "
-                               f"{value!r}", file=file)

@@ -18,12 +18,14 @@ scalar inputs; the label is the column ``y`` (its ``exp_output``).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .arguments import Rule, check_arguments
 from .bindings import load
 from .datafiles import DataTable, from_columns
 from .errors import TenFlangError
@@ -111,16 +113,11 @@ def points(name: str, n: int = 200, *, noise: float = 0.1, seed: int = 0
     >>> xy.shape, classes.tolist(), bool(np.all((xy[:, 0] * xy[:, 1] < 0) == classes))
     ((4, 2), [0, 1, 1, 0], True)
     """
-    dataset = DATASETS.get(name)
-    if dataset is None:
-        raise TenFlangError.at(f"no data set named {name!r}: choose one of "
-                               f"{fmt_list(list(DATASETS), 'or')}")
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
-        raise TenFlangError.at(f"a data set needs n >= 2 points (one of each class), not {n!r}")
-    if not (isinstance(noise, int | float) and math.isfinite(noise) and noise >= 0):
-        raise TenFlangError.at(f"noise is a standard deviation: a number >= 0, not {noise!r}")
+    dataset = DATASETS[Rule("name", str, f"a data set's name: {fmt_list(list(DATASETS), 'or')}",
+                            choices=tuple(DATASETS)).check(name)]
+    n, noise, seed = check_arguments(n=n, noise=noise, seed=seed)
     rng = np.random.default_rng(seed)
-    sizes = (int(n) // 2, int(n) - int(n) // 2)
+    sizes = (n // 2, n - n // 2)
     xy = np.concatenate([dataset.draw(rng, size, label) for label, size in enumerate(sizes)])
     classes = np.repeat([0, 1], sizes)
     order = rng.permutation(len(classes))  # before the noise: the same order at any noise
@@ -143,9 +140,11 @@ def make(name: str, n: int = 200, *, noise: float = 0.1, seed: int = 0, test: fl
     (15, 5, [-1.0, 1.0])
     """
     columns = _column_names(x, y)
-    if len(labels) != 2 or not all(isinstance(v, int | float) and math.isfinite(v)
-                                   for v in labels):
-        raise TenFlangError.at(f"labels are two numbers (class 0, class 1), not {labels!r}")
+    if not (isinstance(labels, list | tuple) and len(labels) == 2 and all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
+            and math.isfinite(v) for v in labels)):
+        raise Rule("labels", tuple, "two finite numbers (class 0's, class 1's)").error(labels)
+    n, noise, seed = check_arguments(n=n, noise=noise, seed=seed)
     xy, classes = points(name, n, noise=noise, seed=seed)
     values = np.where(classes == 1, float(labels[1]), float(labels[0]))
     if len(columns) == 2:
@@ -166,33 +165,31 @@ def split(data: Any, test: float = 0.25, *, seed: int = 0) -> Split:
     >>> len(train), len(test), sorted(train.columns["x"].tolist() + test.columns["x"].tolist())
     (6, 2, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
     """
+    (seed,) = check_arguments(seed=seed)
+    whole = isinstance(test, int | np.integer) and not isinstance(test, bool | np.bool_)
+    if not (whole or (isinstance(test, float | np.floating) and math.isfinite(test))):
+        raise Rule("test", float, "a share (0.25), a count (50) or 0").error(test)
     table = load(data)
     n = len(table)
-    if isinstance(test, bool) or not isinstance(test, int | float | np.integer | np.floating):
-        raise TenFlangError.at(f"test is a share (0.25) or a count (50), not {test!r}",
-                               file=table.file)
     if test == 0:
         return Split(table, None)
-    whole = isinstance(test, int | np.integer)
     count = int(test) if whole else round(float(test) * n)
     if not (whole or 0 < test < 1) or not 0 < count < n:
         raise TenFlangError.at(
-            f"cannot hold out {fmt_number(float(test))} of {n} examples for testing: both "
-            "parts need at least one", file=table.file,
+            f"cannot hold out {count if whole else fmt_number(float(test))} of {n} examples "
+            "for testing: both parts need at least one", file=table.file,
             hint="give a share between 0 and 1 (0.25) or a count below the data's size")
     order = np.random.default_rng(seed).permutation(n)
     return Split(table.take(np.sort(order[count:])), table.take(np.sort(order[:count])))
 
 
 def _column_names(x: str | Sequence[str], y: str) -> list[str]:
-    names = [x] if isinstance(x, str) else list(x)
+    names = [x] if isinstance(x, str) else list(x) if isinstance(x, list | tuple) else []
     if len(names) not in (1, 2):
-        raise TenFlangError.at(
-            f"x names the input: one name (an input [2]) or two (two scalar inputs), not "
-            f"{len(names)}")
-    for name in [*names, y]:
-        if not isinstance(name, str) or not is_name(name):
-            raise TenFlangError.at(f"{name!r} is not a TenFlang name for a data column")
+        raise Rule("x", tuple, "one name (an input [2]) or two (two scalar inputs)").error(x)
+    for keyword, name in [*(("x", name) for name in names), ("y", y)]:
+        if not (isinstance(name, str) and is_name(name)):
+            raise Rule(keyword, str, "TenFlang names of data columns").error(name)
     if len({*names, y}) != len(names) + 1:
         raise TenFlangError.at(f"the columns need different names, not {fmt_list([*names, y])}")
     return [*names, y]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ops
+from .agreement import entrywise_agreement
 from .backprop import Gcp, LineEmitter, Tmp, line_vjp
 from .describe_ops import formula
 from .formatting import fmt_list, fmt_shape
@@ -319,7 +320,8 @@ def _products(shapes: Mapping[str, Shape], x: str, y: str, target: Shape
                     continue
                 value = _apply(op, left.value, right.value)
                 text = formula(op, [left.text, right.text])
-                same = next((grp for grp, val in groups if np.allclose(val, value)), None)
+                same = next((grp for grp, val in groups
+                             if entrywise_agreement(value, val, rtol=1e-5, atol=1e-8)), None)
                 if same is None:
                     groups.append(([text], value))
                 else:

@@ -30,6 +30,8 @@ declares), each block headed by the shape-program line it differentiates.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -51,7 +53,7 @@ from .backprop import (
     write_forward_pass,
 )
 from .graph import DataFlowGraph
-from .lexical import derived_names
+from .lexical import derived_stem, is_digits
 from .ops import Const, Ref, Shape
 from .perf import gc_paused
 from .program import Program, parse
@@ -83,17 +85,37 @@ class Sweep:
 @dataclass
 class ForwardProgram(Gcp):
     """A forward-mode program: a :class:`Gcp` (same outputs ``d/L/d/w``, same provenance)
-    computed by one sweep per weight component instead of one backward pass."""
+    computed by one sweep per weight component instead of one backward pass.
+
+    ``sweeps`` are the sweeps it runs and ``sweep_lines`` the lines with an operator each
+    runs (its tangents, and its share of assembling ``d/L/d/W``). A *sample*
+    (``compile_forward(program, sample=k)``: ``total_sweeps`` is more than ``len(sweeps)``)
+    runs only the first few sweeps of each weight, to measure what the whole program costs
+    without building it: its gradients add up the sampled components only.
+    """
 
     sweeps: list[Sweep] = field(default_factory=list)
+    sweep_lines: list[int] = field(default_factory=list)
+    total_sweeps: int = 0  # the sweeps of the whole program (0: as many as it runs)
+
+    def __post_init__(self) -> None:
+        self.total_sweeps = self.total_sweeps or len(self.sweeps)
+
+    @property
+    def sampled(self) -> bool:
+        """Whether it runs only a sample of the sweeps (see the class)."""
+        return self.total_sweeps > len(self.sweeps)
 
     def program(self) -> Program:
         """The program as a checked :class:`Program` (line numbers are those of ``text``)."""
         return parse(self.text, f"<forward-mode program of {self.shape.file}>")
 
 
-def sweeps_of(program: Program, weights: list[str]) -> list[Sweep]:
-    """One sweep per component of each weight, labelled so no tangent name can clash.
+def sweeps_of(program: Program, weights: list[str], first: Mapping[str, int] | None = None
+              ) -> list[Sweep]:
+    """One sweep per component of each weight, labelled so no tangent name can clash;
+    ``first``: only the first so many sweeps of the weights it names (a sample), found
+    without going through the others (a 1500 x 1500 weight has 2,250,000).
 
     A component of ``W`` is labelled ``W.i.j``; should the program declare such a name
     itself, ``W_.i.j`` (and so on) instead. A label stays within the longest name a program
@@ -104,25 +126,61 @@ def sweeps_of(program: Program, weights: list[str]) -> list[Sweep]:
     >>> [s.label for s in sweeps_of(p, ["W", "b"])]
     ['W_.0.0', 'W_.0.1', 'b']
     """
-    taken = set(program.decls)
+    taken: list[tuple[str, Shape]] = [(name, ()) for name in program.decls]
     sweeps: list[Sweep] = []
     for w in weights:
         shape = program.shapes[w]
         if not shape:
             sweeps.append(Sweep(w, (), w))
             continue
-        indices = list(np.ndindex(shape))
-        labels = derived_names(w, ["." + ".".join(map(str, i)) for i in indices], taken)
-        taken.update(labels)
-        sweeps.extend(Sweep(w, i, label) for i, label in zip(indices, labels, strict=True))
+        longest = 1 + len(".".join(str(d - 1) for d in shape))  # the last index's suffix
+        base = derived_stem(w, longest, lambda stem, shape=shape: not any(
+            _labels_meet((stem, shape), other) for other in taken))
+        taken.append((base, shape))
+        count = min((first or {}).get(w, math.prod(shape)), math.prod(shape))
+        sweeps.extend(Sweep(w, i, f"{base}.{'.'.join(map(str, i))}")
+                      for i in itertools.islice(np.ndindex(shape), count))
     return sweeps
 
 
-def compile_forward(program: Program) -> ForwardProgram:
+def _labels_meet(a: tuple[str, Shape], b: tuple[str, Shape]) -> bool:
+    """Whether two families of labels ``base.i.j`` (a name: its shape ``()``, the name its
+    only label) share a label: both are ``base.<index>``, one base possibly carrying the
+    first parts of the other's index.
+
+    >>> _labels_meet(("W", (2, 3)), ("W.1", (3,))), _labels_meet(("W", (2, 3)), ("W.2", (3,)))
+    (True, False)
+    >>> _labels_meet(("W", (2,)), ("W.1", ())), _labels_meet(("W", (2,)), ("W.01", ()))
+    (True, False)
+    """
+    (short, short_shape), (long, long_shape) = sorted((a, b), key=lambda f: len(f[0]))
+    if short == long:  # index 0 is common to any two shapes of one rank
+        return len(short_shape) == len(long_shape) and bool(short_shape)
+    if not short_shape or not long.startswith(short + "."):
+        return False
+    parts = long[len(short) + 1:].split(".")  # the first parts of an index of short_shape
+    return (len(short_shape) == len(parts) + len(long_shape)
+            and all(is_digits(p) and str(int(p)) == p and int(p) < d
+                    for p, d in zip(parts, short_shape, strict=False)))
+
+
+def compile_forward(program: Program, *, sample: int | None = None) -> ForwardProgram:
     """The forward-mode program of a shape program: ``d/L/d/w`` for every weight, one sweep
-    per weight component (see the module's docstring)."""
+    per weight component (see the module's docstring). ``sample``: a program for measuring
+    (see :class:`ForwardProgram`) that runs about ``sample`` sweeps in all: the first of each
+    weight, as many as its share of all the sweeps (three at least).
+
+    >>> from tenflang_nb.core.program import parse
+    >>> p = parse("declare input x [5]\\ndeclare weight W [5]\\ndeclare loss L\\n"
+    ...           "define L = matmul x W\\n")
+    >>> f = compile_forward(p, sample=2)
+    >>> [s.label for s in f.sweeps], f.total_sweeps, f.sampled, f.sweep_lines
+    (['W.0', 'W.1', 'W.2'], 5, True, [3, 4, 4])
+    """
+    if sample is not None and sample < 1:
+        raise ValueError(f"sample: at least 1 sweep per weight, not {sample}")
     with gc_paused():
-        return _Compiler(program).compile()
+        return _Compiler(program, sample).compile()
 
 
 @dataclass(frozen=True)
@@ -161,8 +219,9 @@ class _SweepEmitter(LineEmitter):
 
 
 class _Compiler:
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, sample: int | None = None) -> None:
         self.program = program
+        self.sample = sample
         self.loss = check_loss(program)
         self.graph = DataFlowGraph(program)
         self.topo = self.graph.topological_order([self.loss])  # producers first
@@ -186,8 +245,18 @@ class _Compiler:
         program, loss = self.program, self.loss
         weights = program.names("weight")
         live = [w for w in weights if w in self.ancestors]
-        sweeps = sweeps_of(program, live)
-        self._header(weights, len(sweeps))
+        counts = {w: math.prod(program.shapes[w]) for w in live}
+        every = sum(counts.values())
+        share = None
+        if self.sample is not None and self.sample < every:
+            # about ``sample`` in all, each weight's share in proportion to its sweeps, and
+            # three at least: the first, the last and one between are unlike each other (the
+            # gradient's sum starts, goes on, ends), every later one is like the one between
+            share = {w: min(n, max(3, round(self.sample * n / every)))
+                     for w, n in counts.items()}
+        sweeps = sweeps_of(program, live, share)
+        self.sweep_lines: list[int] = []
+        self._header(weights, every, len(sweeps))
         write_forward_pass(program, self.head, self.ancestors)
         for w in live:
             self.reach[w] = self.graph.descendants([w]) & self.ancestors
@@ -210,16 +279,20 @@ class _Compiler:
             if v in self.blocks:
                 lines += self.blocks[v].lines
         lines += self.tangents.lines
-        return ForwardProgram(program, loss, weights, False, lines, sweeps)
+        return ForwardProgram(program, loss, weights, False, lines, sweeps, self.sweep_lines,
+                              every)
 
-    def _header(self, weights: list[str], n_sweeps: int) -> None:
+    def _header(self, weights: list[str], n_sweeps: int, written: int) -> None:
         loss = self.loss
+        sample = (f"a sample of {written:,} of its {n_sweeps:,} sweeps, the first of each "
+                  "weight, for measuring: the gradients add up only the sampled components"
+                  ) if written < n_sweeps else (
+                  f"{n_sweeps:,} sweep{'s' * (n_sweeps != 1)}, one per weight component")
         for text in (
             "Forward-mode program generated by tfcompiler --forward from "
             f"{program_name(self.program)}",
             *wrap_comment(f"loss: {loss}; weights: {' '.join(weights) or '(none)'}; "
-                          f"{n_sweeps:,} sweep{'s' * (n_sweeps != 1)}, one per weight "
-                          "component"),
+                          f"{sample}"),
             *wrap_comment(f"outputs: {' '.join(adjoint_name(loss, w) for w in weights)}"
                           if weights else "outputs: (none)"),
         ):
@@ -232,36 +305,43 @@ class _Compiler:
         loss, out = self.loss, self.tangents
         origin = self.origin[w]
         order = [v for v in self.topo if v in self.reach[w] and v != w]
-        gradient = adjoint_name(loss, w)
         acc: str | None = None
         for k, sweep in enumerate(sweeps):
+            start = len(out.lines)
             result = self._sweep(sweep, order, done + k + 1, total)
-            if not sweep.index:
-                if result is None:
-                    out.add(Comment(f"{loss} does not change with {w}: its gradient is 0"),
-                            origin)
-                    out.zero_gradient(w, origin)
-                continue
-            if result is None:
-                continue  # then no component changes the loss (the same lines in each sweep)
-            seed = adjoint_name(w, sweep.label)
-            last = k == len(sweeps) - 1
-            stem = sweep.label.rsplit(".", len(sweep.index))[0]  # W, or W_ when moved aside
-            what = (f"the sum over its {len(sweeps):,} components of "
-                    f"d/{loss}/d/{stem}.<i> * d/{w}/d/{stem}.<i>" if last else
-                    f"so far, + {result} * {seed}")
-            out.add(Comment(f"{gradient}: {what}"), origin)
-            e = LineEmitter(self.shapes)
-            term_ref = e("mul", result, seed)
-            if acc is not None:
-                term = out.emit(gradient, e, term_ref, origin, name=out.fresh(gradient))
-                e = LineEmitter(self.shapes)
-                term_ref = e("add", acc, term)
-            acc = out.emit(gradient, e, term_ref, origin, kind="output" if last else "intvar",
-                           name=gradient if last else out.fresh(gradient))
+            if not sweep.index and result is None:
+                out.add(Comment(f"{loss} does not change with {w}: its gradient is 0"), origin)
+                out.zero_gradient(w, origin)
+            elif sweep.index and result is not None:
+                acc = self._assemble(sweep, result, acc, k == len(sweeps) - 1, len(sweeps))
+            # (no result for a component: none changes the loss, the same lines in each sweep)
+            self.sweep_lines.append(sum(isinstance(line.statement, Define)
+                                        and line.statement.op is not None
+                                        for line in out.lines[start:]))
         if sweeps[0].index and acc is None:
             out.add(Comment(f"{loss} does not change with {w}: its gradient is 0"), origin)
             out.zero_gradient(w, origin)
+
+    def _assemble(self, sweep: Sweep, result: Ref, acc: str | None, last: bool,
+                  count: int) -> str:
+        """Add a tensor component's term to ``d/L/d/W``: the sum so far, or the output."""
+        loss, out, w = self.loss, self.tangents, sweep.weight
+        origin = self.origin[w]
+        gradient = adjoint_name(loss, w)
+        seed = adjoint_name(w, sweep.label)
+        stem = sweep.label.rsplit(".", len(sweep.index))[0]  # W, or W_ when moved aside
+        what = (f"the sum over its {count:,} components of "
+                f"d/{loss}/d/{stem}.<i> * d/{w}/d/{stem}.<i>" if last else
+                f"so far, + {result} * {seed}")
+        out.add(Comment(f"{gradient}: {what}"), origin)
+        e = LineEmitter(self.shapes)
+        term_ref = e("mul", result, seed)
+        if acc is not None:
+            term = out.emit(gradient, e, term_ref, origin, name=out.fresh(gradient))
+            e = LineEmitter(self.shapes)
+            term_ref = e("add", acc, term)
+        return out.emit(gradient, e, term_ref, origin, kind="output" if last else "intvar",
+                        name=gradient if last else out.fresh(gradient))
 
     def _sweep(self, sweep: Sweep, order: list[str], number: int, total: int) -> Ref | None:
         """Write one sweep; the loss's tangent (None: the loss does not change)."""

@@ -8,7 +8,52 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .ops import Const
 from .program import Program
+from .syntax import Define
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of a program as an engine written by hand reads it: ``target = op
+    operands``, with ``op`` None for a copy (``define v = a``) and each operand a variable's
+    name (a ``str``) or a constant (a ``float``); ``line`` is its line in the program.
+
+    >>> from tenflang_nb.core.program import parse
+    >>> step = steps(parse("declare input x\\ndeclare loss L\\ndefine L = pow x 2\\n"))[0]
+    >>> step.target, step.op, step.operands, step.line, str(step)
+    ('L', 'pow', ('x', 2.0), 3, 'define L = pow x 2')
+    """
+
+    target: str
+    op: str | None
+    operands: tuple[str | float, ...]
+    line: int
+
+    @staticmethod
+    def of(define: Define) -> Step:
+        return Step(define.target, define.op,
+                    tuple(a.value if isinstance(a, Const) else a for a in define.args),
+                    define.src.line)
+
+    def __str__(self) -> str:
+        operands = " ".join(o if isinstance(o, str) else Const.of(o).text
+                            for o in self.operands)
+        return f"define {self.target} = {f'{self.op} ' if self.op else ''}{operands}"
+
+
+def steps(program: Program) -> list[Step]:
+    """The program's definitions in topological order (each after the lines its operands
+    come from, as :meth:`DataFlowGraph.topological_order` sorts them): a forward pass runs
+    them in this order, a reverse pass in the opposite one.
+
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> from tenflang_nb.core.program import parse
+    >>> [str(s) for s in steps(parse(SEED_EXAMPLE))][:2]
+    ['define z = mul x w', 'define o = logistic z']
+    """
+    defs = program.defs
+    return [Step.of(defs[n]) for n in DataFlowGraph(program).topological_order() if n in defs]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass
 
 from . import ops
@@ -51,6 +51,7 @@ __all__ = [
     "code_part",
     "derivative_parts",
     "derived_names",
+    "derived_stem",
     "direction_name",
     "is_keyword",
     "is_name",
@@ -149,21 +150,34 @@ def name_length(token: str) -> int:
 def derived_names(base: str, suffixes: Sequence[str], taken: Container[str]) -> list[str]:
     """A name the package makes from a user's name: ``base + suffix`` for each suffix, none of
     them in ``taken`` and none longer than :data:`MAX_NAME_LENGTH` (``base`` is cut short to
-    make room, then followed by ``_`` until every name is free). A name the user could write
-    never makes one that breaks the limit.
+    make room, then followed by ``_`` until every name is free: :func:`derived_stem`). A name
+    the user could write never makes one that breaks the limit.
 
     >>> derived_names("w", [".stop"], {"w.stop"}), derived_names("W", [".0", ".1"], ())
     (['w_.stop'], ['W.0', 'W.1'])
     >>> [len(n) for n in derived_names("w" * MAX_NAME_LENGTH, [".0", ".10"], ())]
     [999, 1000]
     """
-    room = MAX_NAME_LENGTH - max(map(len, suffixes))
+    stem = derived_stem(base, max(map(len, suffixes)),
+                        lambda s: not any(s + suffix in taken for suffix in suffixes))
+    return [stem + suffix for suffix in suffixes]
+
+
+def derived_stem(base: str, longest_suffix: int, free: Callable[[str], bool]) -> str:
+    """The stem of the names the package makes from ``base``: ``base`` cut short so that a
+    suffix of ``longest_suffix`` characters keeps within :data:`MAX_NAME_LENGTH`, then
+    followed by ``_`` until ``free(stem)`` (a family of names too large to list, such as the
+    labels of a big weight's components, is tested as a whole).
+
+    >>> derived_stem("W", 2, lambda stem: stem != "W")
+    'W_'
+    """
+    room = MAX_NAME_LENGTH - longest_suffix
     k = 0
     while True:
         stem = base[:max(1, room - k)] + "_" * k
-        names = [stem + suffix for suffix in suffixes]
-        if not any(name in taken for name in names):
-            return names
+        if free(stem):
+            return stem
         k += 1
 
 

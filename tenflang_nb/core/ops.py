@@ -36,7 +36,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .formatting import fmt_shape
+from .errors import TenFlangError
+from .formatting import did_you_mean, fmt_shape
 
 Shape = tuple[int, ...]
 
@@ -735,3 +736,116 @@ def lookup(name: str) -> Op | None:
 def operator_names() -> Sequence[str]:
     """Every operator keyword, aliases included, in table order."""
     return list(OPS)
+
+
+# ---------------------------------------------------------------------------- at numbers
+# The table's own rules evaluated at numbers rather than emitted as TenFlang: what an engine
+# written by hand computes with (notebook 07), and the compiler's constant folding.
+
+Number = float | np.ndarray
+
+
+def value(name: str | None, *operands: Any) -> Number:
+    """The value of the operator ``name`` at ``operands`` (numbers, or numpy arrays for
+    tensors), computed by its kernel as a program's line is; ``None`` is a copy
+    (``define v = a``). A scalar comes back as a float.
+
+    >>> value("mul", 2.0, 3.0), value("logistic", 0.0), value(None, 1.5)
+    (6.0, 0.5, 1.5)
+    >>> value("sum", np.array([1.0, 2.0]))
+    3.0
+    """
+    op = _operator(name, operands, "tf.ops.value")
+    if op is None:
+        return _plain(operands[0])
+    return _apply(op, tuple(np.asarray(a, float) for a in operands))
+
+
+def local_partials(name: str | None, *operands: Any) -> tuple[Number, ...]:
+    """The local partials ``d/v/d/a`` (and ``d/v/d/b``) of the elementwise line
+    ``v = name a b`` at the operands' values: the table's derivative rules (the ones the
+    compiler writes into the GCP) evaluated at numbers, one per operand position. An operand
+    written twice (``mul a a``) has a partial per position; its adjoint gets both terms. A
+    copy (``None``) has the partial 1. For tensors a partial is elementwise (a constant one is
+    a float); an operator that is not elementwise has no local partials (its ``vjp`` gives
+    the adjoints).
+
+    >>> local_partials("mul", 2.0, 3.0), local_partials("sub", 5.0, 1.0)
+    ((3.0, 2.0), (1.0, -1.0))
+    >>> local_partials("logistic", 0.0), local_partials("pow", 3.0, 2.0)[0]
+    ((0.25,), 6.0)
+    """
+    op = _operator(name, operands, "tf.ops.local_partials")
+    if op is None:
+        return (1.0,)
+    if op.partials is None:
+        raise TenFlangError.at(
+            f"'{op.name}' is not elementwise: it has no local partials",
+            "tf.ops.local_partials",
+            hint="its rule is a vector-Jacobian product (the Guide's section 5): what the "
+                 "line adds to each operand's adjoint, given the adjoint of its result")
+    e = _AtNumbers()
+    refs = tuple(e.ref(np.asarray(a, float)) for a in operands)
+    result = e.ref(np.asarray(_apply(op, tuple(e.number(r) for r in refs))))
+    return tuple(_plain(e.number(rule(e, *refs, result))) for rule in op.partials)
+
+
+class _AtNumbers:
+    """An emitter (see :class:`Emitter`) whose lines are computed at once: a scalar is a
+    :class:`Const` (so a rule sees a constant exponent as the compiler does), a tensor a
+    name for its array."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def ref(self, array: np.ndarray) -> Ref:
+        if array.ndim == 0:
+            return Const.of(float(array))
+        name = f"#{len(self.arrays)}"
+        self.arrays[name] = array
+        return name
+
+    def number(self, ref: Ref) -> np.ndarray:
+        return np.asarray(ref.value) if isinstance(ref, Const) else self.arrays[ref]
+
+    def shape(self, ref: Ref) -> Shape:
+        return np.shape(self.number(ref))
+
+    def __call__(self, name: str, *args: Ref) -> Ref:
+        return self.ref(np.asarray(_apply(OPS[name], tuple(self.number(a) for a in args))))
+
+
+def _operator(name: str | None, operands: Sequence[Any], caller: str) -> Op | None:
+    """The operator ``name`` (None: a copy), checked against the number of operands; an
+    error names the ``caller``."""
+    op = None if name is None else OPS.get(str(name))
+    if name is not None and op is None:
+        raise TenFlangError.at(f"unknown operator {name!r}", caller,
+                               hint=did_you_mean(str(name), operator_names()))
+    arity = 1 if op is None else op.arity
+    if len(operands) != arity:
+        raise TenFlangError.at(f"{name or 'a copy'} takes {arity} operand"
+                               f"{'s' * (arity != 1)}, not {len(operands)}", caller)
+    return op
+
+
+def _apply(op: Op, operands: tuple[np.ndarray, ...]) -> Number:
+    """``op`` at per-example values (a batch of one, as the planner runs a line)."""
+    shapes = tuple(a.shape for a in operands)
+    try:
+        out = op.shape_rule(*shapes)
+    except ShapeError as exc:
+        raise TenFlangError.at(f"{op.name} of shapes {', '.join(map(fmt_shape, shapes))}: "
+                               f"{exc}", "tf.ops") from None
+    spec = KernelSpec(shapes, out, (True,) * len(shapes),
+                      tuple(float(a) if a.ndim == 0 else None for a in operands))
+    # the planner's alignment: numpy would put a batch axis on a data axis
+    batch = [a.reshape((1,) + (1,) * (len(out) - a.ndim) * op.elementwise + a.shape)
+             for a in operands]
+    with np.errstate(all="ignore"):  # a NaN or an infinity, as the program would compute
+        return _plain(op.kernel(spec)(*batch)[0])
+
+
+def _plain(a: Any) -> Number:
+    array = np.asarray(a, dtype=np.float64)
+    return float(array) if array.ndim == 0 else np.array(array)

@@ -26,8 +26,10 @@ from functools import partial
 import numpy as np
 
 from . import ops
+from .arguments import shown
 from .errors import TenFlangError
 from .formatting import fmt_shape
+from .guard import allow
 from .lexical import GIVEN_KINDS
 from .ops import Const, KernelSpec, Shape
 from .program import Program, ancestors
@@ -64,6 +66,7 @@ class Plan:
         >>> [d.target for d in Plan(p, targets=["y"]).defines]
         ['y']
         """
+        allow("the package's interpreter")  # every program runs through a Plan
         self.program = program
         self.given = program.names(*GIVEN_KINDS)
         self.defines = program.definitions()
@@ -172,7 +175,14 @@ class Run:
                ) -> Array | None:
         if value is None:
             return None
-        array = np.asarray(value, dtype=np.float64)
+        decl = self.plan.program.decls[name]
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TenFlangError.at(f"value of '{name}' is not a number or numbers: "
+                                   f"{shown(value)}",
+                                   file=self.plan.program.file, line=decl.src.line,
+                                   source=decl.src.text) from None
         if array.shape == (n, *shape) and n != 1:
             return np.array(array)  # own copy: callers may reuse theirs
         if array.shape == shape:

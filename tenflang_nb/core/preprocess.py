@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from .arguments import check_arguments
 from .lexical import (
     GIVEN_KINDS,
     MACRO_DIRECTIVE,
@@ -112,6 +113,7 @@ def preprocess_text(text: str, file: str = "<program>") -> str:
     ...             "declare output y\\ndefine y = sq x\\n")
     'declare input x\\ndeclare output y\\ndefine y = mul x x\\n'
     """
+    check_arguments(text=text, file=file)
     lines = preprocess(text, file)
     return "".join(f"{e.text}\n" for e in lines)
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import lexical, ops, preprocess
+from .arguments import check_arguments
 from .errors import Diagnostic, TenFlangError
 from .formatting import fmt_list, fmt_shape
 from .lexical import GIVEN_KINDS
@@ -84,6 +85,7 @@ def parse(text: str, file: str = "<program>") -> Program:
                ^
         hint: add 'declare intvar y' (or output/loss) before this line
     """
+    check_arguments(text=text, file=file)
     with gc_paused():
         return _parse(text, file)
 

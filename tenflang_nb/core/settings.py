@@ -14,48 +14,38 @@ tenflang_nb.core.settings.SettingsError: error: momentum must be a number in [0,
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import Diagnostic, TenFlangError
+from .arguments import ArgumentError, Rule, check_instance
+from .lexical import is_int, is_number
 from .optimizers import OPTIMIZERS
 
-__all__ = ["INITS", "SETTINGS", "Setting", "SettingsError", "TrainSettings"]
+__all__ = ["INITS", "SETTINGS", "SETTINGS_ARGUMENT", "Setting", "SettingsError", "TrainSettings"]
+
+SETTINGS_ARGUMENT = "a TrainSettings (or None)"  # what a settings= argument must be
 
 INITS = ("auto", "zeros", "normal")
 
 
-class SettingsError(TenFlangError):
+class SettingsError(ArgumentError):
     """A training setting out of range: a usage error (exit status 2 on the command line)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__([Diagnostic(message, file="")])
 
-    def render(self, limit: int = 20) -> str:
-        return "\n".join(f"error: {d.message}" for d in self.diagnostics[:limit])
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One training setting: its name (the keyword of ``train()``, the field of
-    :class:`TrainSettings`), how people read it, its default, and what it accepts.
+@dataclass(frozen=True, kw_only=True)
+class Setting(Rule):
+    """One training setting: a :class:`~tenflang_nb.core.arguments.Rule` (its name is the
+    keyword of ``train()`` and the field of :class:`TrainSettings`; what it accepts), how
+    people read it, and its default.
 
     >>> SETTINGS["max_iter"].option, SETTINGS["max_iter"].parse("50")
     ('--max-iter', 50)
     """
 
-    name: str
     label: str
     help: str
     default: Any
-    kind: type  # float, int or str
-    requirement: str  # what a valid value is, for messages: "a finite number >= 0"
-    accepts: Callable[[Any], bool] = lambda value: True
-    choices: tuple[str, ...] = ()
-    optional: bool = False  # None is a value (batch size: none means the whole set)
 
     @property
     def option(self) -> str:
@@ -63,35 +53,34 @@ class Setting:
         return "--" + self.name.replace("_", "-")
 
     def parse(self, text: str) -> Any:
-        """An option's text as a value of the right type (checked by :meth:`check`)."""
+        """An option's text as a value of the right type (checked by :meth:`check`), read as
+        the language reads numbers: ASCII digits only, no ``_`` (``int()`` and ``float()``
+        take ``١`` and ``1_000``).
+
+        >>> SETTINGS["lr"].parse("2e-3"), SETTINGS["max_iter"].parse("+7")
+        (0.002, 7)
+        >>> SETTINGS["lr"].parse("1_000")
+        Traceback (most recent call last):
+        ...
+        tenflang_nb.core.settings.SettingsError: error: lr must be a number, not '1_000'
+        """
         if self.kind is str:
             return text
-        try:
-            return self.kind(text)
-        except ValueError:
-            what = "an integer" if self.kind is int else "a number"
-            raise SettingsError(f"{self.name} must be {what}, not {text!r}") from None
+        if self.kind is int and is_int(text.strip()):
+            return int(text)
+        if self.kind is float and is_number(text.strip()):
+            return float(text)
+        what = "an integer" if self.kind is int else "a number"
+        raise SettingsError(f"{self.name} must be {what}, not {text!r}")
 
-    def check(self, value: Any) -> Any:
-        """``value`` as this setting stores it; :class:`SettingsError` saying why not."""
-        if value is None and self.optional:
-            return None
-        if self.kind is str:
-            if value in self.choices:
-                return value
-        elif isinstance(value, numbers.Real) and not isinstance(value, bool):
-            number = float(value)
-            if self.kind is int and math.isfinite(number) and number.is_integer():
-                if self.accepts(int(number)):
-                    return int(number)
-            elif self.kind is float and math.isfinite(number) and self.accepts(number):
-                return number
-        raise SettingsError(f"{self.name} must be {self.requirement}, not {value!r}")
+    def error(self, value: Any) -> SettingsError:
+        return SettingsError(super().error(value).first.message)
 
 
 def _setting(name: str, label: str, help: str, default: Any, kind: type, requirement: str,
              **extra: Any) -> tuple[str, Setting]:
-    return name, Setting(name, label, help, default, kind, requirement, **extra)
+    return name, Setting(name=name, label=label, help=help, default=default, kind=kind,
+                         requirement=requirement, **extra)
 
 
 # In the order the panel, --help and the Guide show them.
@@ -147,6 +136,8 @@ class TrainSettings:
         tenflang_nb.core.settings.SettingsError: error: unknown training setting 'lrate' \
 (the settings: lr, tol, max_iter, init, seed, optimizer, momentum, batch_size)
         """
+        if base is not None:
+            check_instance("settings", base, TrainSettings, SETTINGS_ARGUMENT)
         unknown = [k for k in options if k not in SETTINGS]
         if unknown:
             raise SettingsError(f"unknown training setting {unknown[0]!r} "

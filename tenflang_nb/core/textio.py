@@ -1,13 +1,16 @@
-"""Reading files strictly and writing output files atomically."""
+"""Reading files strictly and writing output files atomically, never onto a file the shell's
+``>`` would refuse or onto a file the same command reads."""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import TenFlangError
+from .errors import TenFlangError, printable
 from .lexical import normalize_text
 
 
@@ -50,6 +53,9 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         raise TenFlangError.at("is a directory, not a file", file=name) from None
     except OSError as exc:
         raise TenFlangError.at(f"cannot read: {exc.strerror}", file=name) from None
+    except ValueError:  # the OS takes no file name with a NUL character in it
+        raise TenFlangError.at("no such file (a file name has no NUL character)",
+                               file=name) from None
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
@@ -57,12 +63,86 @@ def read_text(path: str | os.PathLike[str]) -> str:
     return decode(read_bytes(path), os.fspath(path))
 
 
+def read_only(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an existing regular file that an output must not replace.
+
+    The shell's ``>`` refuses a file its user may not write (``os.access``: the mode bits,
+    ACLs, a read-only file system); the rename an atomic write ends with would not, since it
+    needs only the directory. For root, ``>`` writes anyway: here a file with no write bit
+    for anyone (``chmod a-w``) is refused for root as well, since someone made it read-only
+    on purpose (a teacher's data, a student's only copy); ``chmod u+w`` first to replace it.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "data.txt"
+    >>> _ = path.write_text("x 1\\n")
+    >>> read_only(path), path.chmod(0o444), read_only(path)
+    (False, None, True)
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # no such file (ValueError: a NUL in the name)
+        return False
+    if not stat.S_ISREG(mode):
+        return False  # a device or a pipe is opened as it is; open() decides
+    return not (mode & 0o222) or not os.access(path, os.W_OK)
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two names are one regular file (also through symbolic or hard links).
+
+    Devices and pipes are never "the same": ``/dev/stdin`` and ``/dev/stdout`` may be one
+    terminal, and reading one while writing the other is what they are for.
+    """
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(sa.st_mode) and (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def output_problem(path: str, reads: Mapping[str, str | None] | None = None) -> str | None:
+    """Why a command may not write its output to ``path`` (checked before it runs, not after:
+    a refused output must cost nothing and destroy nothing), or None. ``reads`` names the
+    files the command reads (``{"SHAPE.tf": "shape.tf"}``): the output may be none of them.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "shape.tf"
+    >>> _ = path.write_text("declare input x\\n")
+    >>> output_problem(str(path), {"SHAPE.tf": str(path)}).endswith(
+    ...     "shape.tf is the input SHAPE.tf: write the output to another file")
+    True
+    """
+    shown = printable(path)
+    if "\0" in path:
+        return f"cannot write {shown}: a file name has no NUL character"
+    for role, name in (reads or {}).items():
+        if name is not None and same_file(path, name):
+            also = "" if os.path.abspath(path) == os.path.abspath(name) else (
+                f" ({printable(name)}, through a link)")
+            return f"{shown} is the input {role}{also}: write the output to another file"
+    if os.path.isdir(path):
+        return f"{shown} is a directory"
+    directory = os.path.dirname(os.path.realpath(path)) or "."
+    if not os.path.isdir(directory):
+        return f"cannot write {shown}: no such directory: {printable(os.path.dirname(path))}"
+    if read_only(path):
+        return f"cannot write {shown}: {_READ_ONLY} ({_READ_ONLY_HINT})"
+    if not os.path.exists(path) and not os.access(directory, os.W_OK | os.X_OK):
+        return f"cannot write {shown}: permission denied"
+    return None
+
+
+_READ_ONLY = "the file is read-only"
+_READ_ONLY_HINT = "make it writable first (chmod u+w), or write to another file"
+
+
 class OutputFile:
     """A file written whole or not at all (``with OutputFile(path) as out: out.write(...)``).
 
     A regular file (or a new one) is written to a temporary file beside it and renamed over
     it at the end, so a failure at any point leaves the previous file (or none), never half a
-    file; it keeps the file's mode (a new one gets what a plain ``open`` would give). A
+    file; it keeps the file's mode (a new one gets what a plain ``open`` would give), and it
+    refuses a file that is read-only (:func:`read_only`), as the shell's ``>`` does. A
     symbolic link is written through: its target is replaced and the link stays. Anything
     else (``/dev/stdout``, ``/dev/null``, a FIFO) is written directly, as a shell redirection
     would.
@@ -77,6 +157,9 @@ class OutputFile:
 
     def __init__(self, path: str | os.PathLike[str], binary: bool = False) -> None:
         self.name = os.fspath(path)
+        if "\0" in self.name:  # the OS would raise a ValueError
+            raise TenFlangError.at("cannot write: a file name has no NUL character",
+                                   file=self.name)
         # binary: bytes as they are (an .npz); otherwise UTF-8 text with \n line ends
         options: dict[str, Any] = ({"mode": "wb"} if binary else
                                    {"mode": "w", "encoding": "utf-8", "newline": "\n"})
@@ -85,6 +168,9 @@ class OutputFile:
         target = Path(self.name if self._direct else os.path.realpath(self.name))
         self._target = target
         self._tmp: str | None = None
+        if not self._direct and read_only(target):
+            raise TenFlangError.at(f"cannot write: {_READ_ONLY}", file=self.name,
+                                   hint=_READ_ONLY_HINT)
         try:
             if self._direct:
                 self._handle: IO[Any] = open(target, **options)

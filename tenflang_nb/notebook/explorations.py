@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core import api
+from ..core.arguments import check_arguments, check_instance, check_limits
 from ..core.bindings import as_examples, training_columns
-from ..core.boundary import RESOLUTION as BOUNDARY_RESOLUTION
 from ..core.boundary import Boundary, BoundaryEvaluator, plane_inputs
 from ..core.cost import compare_modes
 from ..core.curvature import Curvature
@@ -88,6 +88,9 @@ class Explorations(CompiledForms):
         running both programs, ``budget`` seconds each at least, on the same ``examples``
         examples: from ``data``, else the training data, else random values). Displays as
         a table; the numbers are attributes. Also kept as ``costs`` (the ``cost`` view).
+        With many weight components, forward mode's time comes from a sample of its sweeps
+        (``.timing_note`` says so); a measurement too big for memory is refused, saying how
+        many ``examples`` fit.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> from tenflang_nb.notebook.model import TenFlangModel
@@ -101,7 +104,7 @@ class Explorations(CompiledForms):
                                    "cost", file=self.program.file)
         table = self.data if data is None else as_examples(data, self.program)
         comparison = compare_modes(self.program, table, self.weights, examples=examples,
-                                   budget=budget, forward=self._compiled_forward, gcp=gcp)
+                                   budget=budget, gcp=gcp)
         self.costs = Cost.of(comparison)
         return self.costs
 
@@ -168,6 +171,13 @@ class Explorations(CompiledForms):
         >>> land.plane.labels, land.loss.shape, len(land.paths[0])
         (('w',), (5,), 21)
         """
+        check_arguments(seed=seed, resolution=resolution)
+        if through is not None:
+            check_instance("through", through, Mapping | list | tuple,
+                           "two or three weight settings (a list, or a dict naming them)")
+        if paths is not None:
+            check_instance("paths", paths, Mapping, "a dict of runs ({label: model, "
+                           "TrainResult or list of Records})")
         evaluator = self.loss_evaluator(data)
         layout = evaluator.layout
         if through is not None:
@@ -220,6 +230,7 @@ class Explorations(CompiledForms):
         >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
         ('w', 'mean loss lambda')
         """
+        check_arguments(log=log, title=title)
         from .figures.landscape import landscape_figure  # matplotlib only when drawing
 
         land = self.landscape_data(along, through=through, seed=seed, resolution=resolution,
@@ -240,12 +251,13 @@ class Explorations(CompiledForms):
                            limits: Any = None) -> BoundaryEvaluator:
         """The output over the input plane at any weights (``.at(weights)``), for a model
         whose input is one ``input x [2]`` or two scalar inputs; see :meth:`boundary`."""
+        check_arguments(output=output, resolution=resolution)
+        check_limits(limits, 2)
         table = self._data_table(data)
         held_out = self.test_data if test is None and data is None else (
             None if test is None else as_examples(test, self.program))
         return BoundaryEvaluator(self.program, plane_inputs(self.program, output), table,
-                                 held_out, resolution=resolution or BOUNDARY_RESOLUTION,
-                                 limits=limits)
+                                 held_out, resolution=resolution, limits=limits)
 
     def boundary_data(self, data: Any = None, *, test: Any = None, output: str | None = None,
                       resolution: int | None = None, limits: Any = None) -> Boundary:
@@ -284,6 +296,7 @@ class Explorations(CompiledForms):
         default the points' extent with a margin. ``.boundary`` on the figure holds the
         numbers (:meth:`boundary_data`).
         """
+        check_arguments(title=title)
         from .figures.boundary import boundary_figure  # matplotlib only when drawing
 
         return boundary_figure(self.boundary_data(data, test=test, output=output,

@@ -16,6 +16,10 @@
   ``check_number("answer_3", expected)`` in its hidden part, with the expected value from
   ``gradient(...)`` (refused in the student's copy: it computes the answer).
 * ``fingerprint(model)``: what a locked check cell names a model by.
+* ``check_engine("backward")`` in a locked check cell of notebook 07: the student's function
+  of that name (``forward``, ``backprop_step``, ``backward``), run on random programs drawn
+  from their seed with the package's compilers and interpreter switched off, against the
+  compiler's values (``core/engine_check.py``).
 
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE
 >>> from tenflang_nb.notebook.model import TenFlangModel
@@ -33,7 +37,11 @@ from typing import Any
 import numpy as np
 
 from ..core import api
+from ..core.agreement import entrywise_agreement
+from ..core.arguments import Rule
 from ..core.backprop_check import DRAWS
+from ..core.engine_check import PROGRAMS
+from ..core.engine_check import check_engine as check_function
 from ..core.errors import TenFlangError
 from ..core.formatting import fmt_assignments, fmt_list
 from ..core.grading import NBGRADER_STUB, draw_example
@@ -41,10 +49,11 @@ from ..core.grading import fingerprint as digest
 from ..core.lexical import adjoint_name
 from ..core.plan import Plan
 from ..core.program import ancestors
+from ..core.settings import SETTINGS
 from .grading_mode import GRADING
 from .model import TenFlangModel
 
-__all__ = ["GradingFailure", "check_answer", "check_fit", "check_number", "example",
+__all__ = ["GradingFailure", "check_answer", "check_engine", "check_fit", "check_number", "example",
            "fingerprint", "fingerprints", "given", "gradient", "start", "teacher_copy"]
 
 
@@ -72,18 +81,22 @@ def start(assignment: str, graded: Iterable[str], no_training: Iterable[str] = (
     ``no_training`` training too (an exercise asks for a number training would give). The
     student's id seeds the checker's draws and the examples of ``assignment``."""
     GRADING.start(assignment, graded, no_training)
-    names = fmt_list(list(GRADING.graded)) or "no model"
-    trained = (f"; training {fmt_list(list(GRADING.untrained))} is withheld too"
-               if GRADING.untrained else "")
     who = {"default": f"the default student id '{GRADING.student}' (no JupyterHub user, not "
                       "nbgrader's autograder: every copy like this one has the same numbers)",
            "JupyterHub user": f"student '{GRADING.student}' (your JupyterHub user)",
            "TENFLANG_STUDENT": f"student '{GRADING.student}' (TENFLANG_STUDENT)",
            "nbgrader autograde": f"student '{GRADING.student}' (nbgrader's autograder)"}
+    drawn = f"drawn for {who[GRADING.student_source]}."
+    if not GRADING.graded:  # an engine's checks: nothing of a model to withhold
+        print(f"Grading mode is on. The checks' random programs are {drawn}")
+        return
+    names = fmt_list(list(GRADING.graded))
+    trained = (f"; training {fmt_list(list(GRADING.untrained))} is withheld too"
+               if GRADING.untrained else "")
     their = "their" if len(GRADING.graded) != 1 else "its"
     print(f"Grading mode is on for {names}: {their} GCP, the stepper's backward pass and "
           f"{their} values and adjoints on an example are withheld{trained}. The checker's random "
-          f"draws and your examples are drawn for {who[GRADING.student_source]}.")
+          f"draws and your examples are {drawn}")
 
 
 def teacher_copy() -> None:
@@ -147,6 +160,20 @@ def check_answer(answer: str, *, model: str, fingerprint: str,
           f"{model}'s inputs and weights)")
 
 
+def check_engine(name: str, *, programs: int = PROGRAMS) -> None:
+    """The locked check of the function ``name`` of the student's own engine (notebook 07:
+    ``forward``, ``backprop_step`` or ``backward``), as the kernel holds it now: run on
+    ``programs`` random programs (or lines) drawn from the student's seed, with the
+    package's compilers and interpreter switched off, and compared with the package's values.
+    Raises :class:`GradingFailure` with the verdict (which program, which variable, expected
+    and actual values, a hint) when it is not right."""
+    seed = GRADING.seed(f"engine/{name}")
+    result = check_function(name, _user_ns().get(name), 0 if seed is None else seed, programs)
+    if not result.ok:
+        raise GradingFailure(result.text)
+    print(result.text)
+
+
 def example(name: str, **choices: Sequence[float]) -> dict[str, float]:
     """The student's own example for the exercise ``name``: one value per variable, picked
     from its ``choices`` by the student's seed (the same in their copy and at autograde).
@@ -178,13 +205,14 @@ def given(name: str) -> None:
 
 def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e-6,
                  atol: float = 1e-9) -> None:
-    """The hidden part of a numeric check: the variable ``name`` equals ``expected`` (to
-    ``rtol``/``atol``). The message never shows ``expected``; ``hint`` says where to look."""
+    """The hidden part of a numeric check: the variable ``name`` equals ``expected`` (within
+    ``rtol`` of it, or ``atol`` where it is about 0: the package's one rule,
+    ``core.agreement``). The message never shows ``expected``; ``hint`` says where to look."""
     ns = _user_ns()
     value = ns.get(name)
     if value is None or not _number(value):
         raise GradingFailure(f"{name} is not answered with a number")
-    if not math.isclose(float(value), expected, rel_tol=rtol, abs_tol=atol):
+    if not entrywise_agreement(float(value), expected, rtol=rtol, atol=atol):
         raise GradingFailure(f"{name} = {float(value):g} is not right" + (f": {hint}"
                                                                           if hint else ""))
     print(f"✓ {name} is right")
@@ -226,6 +254,10 @@ def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
     trained or set counts for nothing; the output must be computed from the inputs through
     weights, and training must lower the loss (a model that fits before training has
     learned nothing)."""
+    max_iter = SETTINGS["max_iter"].check(max_iter)
+    starts = Rule("starts", int, "an integer >= 1", lambda v: v >= 1).check(starts)
+    accuracy = Rule("accuracy", float, "a number from 0 to 1", lambda v: 0 <= v <= 1
+                    ).check(accuracy)
     mine = next((d for d in reversed(GRADING.definitions) if d.name == model), None)
     if mine is None or NBGRADER_STUB in mine.source:
         raise GradingFailure(f"{answer} is not answered yet: write your model in the cell that "

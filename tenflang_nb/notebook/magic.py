@@ -29,6 +29,7 @@ from ..core.edited import EditedGcp
 from ..core.errors import TenFlangError, printable
 from ..core.formatting import did_you_mean
 from ..core.grading import not_answered
+from ..core.lexical import is_int
 from ..core.settings import SETTINGS, Setting, TrainSettings
 from .grading_mode import GRADING
 from .loop import kernel_loop_running
@@ -153,7 +154,7 @@ class TenFlangMagics(Magics):
         try:
             which = parse_views(args.show)
         except ValueError as exc:
-            raise UsageError(f"--show: {exc}") from None
+            raise UsageError(printable(f"--show: {exc}")) from None
         settings = _settings(args)  # a bad value raises a TenFlangError: no traceback
         name = args.name
         if name is not None and not _bindable(name):
@@ -210,13 +211,14 @@ class TenFlangMagics(Magics):
             try:
                 return parse_data(text, "--example", format="brace")
             except TenFlangError as err:
-                raise UsageError(f"--example: {err.diagnostics[0].message}") from None
+                raise UsageError(printable(f"--example: {err.diagnostics[0].message}")) from None
         if text in self.shell.user_ns:
             return self.shell.user_ns[text]
-        if text.lstrip("-").isdigit():
+        if is_int(text):  # ASCII digits, as the language reads them (not "١")
             return int(text)
-        raise UsageError(f"--example {spec}: give a record such as \"{{x: 1.5, y: 0.2}}\", "
-                         "a variable holding one, or an index into the training data")
+        raise UsageError(printable(f"--example {spec}: give a record such as "
+                                   "\"{x: 1.5, y: 0.2}\", a variable holding one, or an index "
+                                   "into the training data"))
 
     @no_var_expand
     @magic_arguments(name="%tenflang_check")
@@ -288,8 +290,8 @@ class TenFlangMagics(Magics):
         path = os.path.expanduser(spec)
         if os.path.exists(path):
             return path
-        raise UsageError(f"{option} {spec}: no variable named {spec!r} and no file at that "
-                         "path")
+        raise UsageError(printable(f"{option} {spec}: no variable named {spec!r} and no file "
+                                   "at that path"))
 
     def _train(self, model: TenFlangModel, data: Any, args: Any, *,
                cell_file: str | None) -> bool:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core import api
+from ..core.arguments import ArgumentError, check_arguments, check_instance, check_name
 from ..core.backprop import Gcp
 from ..core.backprop_check import BackpropCheck
 from ..core.bindings import as_examples, check_names, training_columns
@@ -40,7 +41,7 @@ from ..core.graph import DataFlowGraph
 from ..core.lexical import GIVEN_KINDS, split_lines
 from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
-from ..core.settings import TrainSettings
+from ..core.settings import SETTINGS_ARGUMENT, TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
 from . import stepper, views
 from .explorations import Explorations
@@ -92,6 +93,8 @@ class TenFlangModel(Explorations):
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
                  **options: Any) -> None:
+        check_name("name", name)
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         self.name = name
         self.source = source
         self.settings = TrainSettings.of(settings, **options)
@@ -116,6 +119,7 @@ class TenFlangModel(Explorations):
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
         with this model's ``settings`` changed by ``settings`` / ``options``; ``test``: test
         data, whose loss each record of the history also holds (``record.test_loss``)."""
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         self._guard_training()
         chosen = TrainSettings.of(settings or self.settings, **options)
         held_out = None if test is None else as_examples(test, self.program)
@@ -131,6 +135,7 @@ class TenFlangModel(Explorations):
         >>> TenFlangModel(SEED_EXAMPLE).train({"x": [1.0], "y": [0.7]}, max_iter=3).iterations
         3
         """
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         table = as_examples(data, self.program)
         held_out = None if test is None else as_examples(test, self.program)
         t = self.trainer(table, settings, test=held_out, **options)
@@ -156,6 +161,8 @@ class TenFlangModel(Explorations):
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
         (live) or call ``.run_sync()`` first for one deterministic run.
         """
+        check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
+        check_arguments(live=live, landscape=landscape, boundary=boundary)
         from .panel.widget import TrainingPanel  # widgets and matplotlib only when training
 
         self._guard_training()
@@ -308,6 +315,7 @@ class TenFlangModel(Explorations):
         >>> run.example, len(run.steps), run.steps[0].caption
         ('{x: 1, y: 0.5}', 12, 'z = x × w: forward pass (mul: product (elementwise for tensors))')
         """
+        check_arguments(predict=predict)
         gcp, steps = self._need_gcp(), self._trace(example)
         withheld = GRADING.withheld(self.name, self.source, "the backward pass")
         if withheld is not None:  # the forward half only: the lines before the backward pass
@@ -342,7 +350,10 @@ class TenFlangModel(Explorations):
 
         ``example``: an index into the training data (default 0), a dict, or several
         examples (then the mean loss, as training uses). At most ``max_components`` entries
-        of each tensor weight are checked. Displays as a table; ``.ok`` says if all agree.
+        of each tensor weight are checked. A component agrees when it is within ``rtol`` of
+        the central difference, or ``atol`` where that is about 0, and both are finite (the
+        package's one rule, ``core.agreement``); a row says which side was NaN or infinite.
+        Displays as a table; ``.ok`` says if all agree.
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE).gradcheck({"x": 1.5, "y": 0.2}).ok
@@ -381,6 +392,8 @@ class TenFlangModel(Explorations):
         >>> r.ok, r.first_wrong_line
         (False, 1)
         """
+        check_instance("the backward pass", text, str, "text (a str)")
+        check_arguments(grading=grading)
         gcp = self._need_gcp()
         if seed is None:
             seed = GRADING.seed(f"check/{self.name}") or 0
@@ -429,6 +442,8 @@ class TenFlangModel(Explorations):
         >>> check.ok, check.wrong, round(check[0]["gcp"], 3), round(check[0]["numeric"], 3)
         (False, ['w'], 1.0, 2.0)
         """
+        (text,) = check_arguments(text=text)
+        name = f"{self.name}_edited" if name is None else check_name("name", name)
         # the edit's diff shows the compiled GCP's lines: grading mode withholds it
         self._guard("the GCP, to edit (.with_gcp(), %%tenflang_gcp)")
         compiled = self._need_gcp()
@@ -438,7 +453,7 @@ class TenFlangModel(Explorations):
         variant = copy.copy(self)
         for cached in ("_gcp_program", "_compiled_hvp", "_hvp_program"):
             variant.__dict__.pop(cached, None)  # the edited GCP's, when first asked for
-        variant.name = name or f"{self.name}_edited"
+        variant.name = name
         variant._compiled = edited
         variant.weights = initial_weights(
             {w: self.program.shapes[w] for w in self.program.names("weight")},
@@ -458,7 +473,14 @@ class TenFlangModel(Explorations):
         >>> TenFlangModel(SEED_EXAMPLE, "net").show("order")
         <TenFlang views of 'net': order>
         """
-        names = views.parse_views(which) if isinstance(which, str | None) else list(which)
+        check_arguments(full=full, predict=predict)
+        if not isinstance(which, str | None):  # a list of names: as one text, checked alike
+            check_instance("which", which, list | tuple, "view names (a str or a list of them)")
+            which = ",".join(check_instance("which", name, str, "view names") for name in which)
+        try:
+            names = views.parse_views(which)
+        except ValueError as exc:
+            raise ArgumentError(str(exc)) from None
         given = {"predict": predict}
         computed = {}
         for name in names:  # the model computes; the views only render what it hands them

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.agreement import entrywise_agreement
 from ..core.backprop_check.hints import hint, mistakes
 from ..core.backprop_check.reference import Reference
 from ..core.backprop_check.report import LineVerdict
@@ -45,7 +46,8 @@ RELATIVE, FLOOR = 0.01, 5e-4  # an answer within 1% of the value (at least ±0.0
 
 def tolerance(value: float) -> float:
     """How far from ``value`` an answer may be and still count as it: 1%, at least 0.0005
-    (the stepper shows 4 significant digits; a product of two of them is off by less).
+    (the stepper shows 4 significant digits; a product of two of them is off by less). The
+    width of the package's one rule (:func:`_near`), for the page's script to apply.
 
     >>> tolerance(2.5), tolerance(0.0)
     (0.025, 0.0005)
@@ -119,6 +121,16 @@ def questions(*, program: Program, graph: DataFlowGraph, loss: str,
     return tuple(found)
 
 
+def _near(value: float, reference: float) -> bool:
+    """Whether ``value`` counts as ``reference``: within :func:`tolerance` of it, by the
+    package's one rule (``core.agreement``; never a NaN or an infinity).
+
+    >>> _near(2.52, 2.5), _near(0.0004, 0.0), _near(float("nan"), 0.0)
+    (True, True, False)
+    """
+    return entrywise_agreement(value, reference, rtol=RELATIVE, atol=FLOOR).ok
+
+
 def _finite(value: Any) -> bool:
     return value is not None and bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
 
@@ -132,9 +144,9 @@ def _mistakes(ref: Reference, v: str, entry: tuple[int, ...] | None, right: floa
     found: list[Mistake] = []
     for wrong in mistakes(ref, v):
         value = float(wrong[0][entry] if entry is not None else wrong[0])
-        if not np.isfinite(value) or abs(value - right) <= tolerance(right):
+        if not np.isfinite(value) or _near(value, right):
             continue
-        if any(abs(value - m.value) <= m.tolerance for m in found):
+        if any(_near(value, m.value) for m in found):
             continue
         text = hint(ref, verdict, wrong)
         if text is not None:

@@ -50,8 +50,9 @@ class Evaluation(_Table):
 
 
 class GradCheck(_Table):
-    """Rows ``{weight, gcp, numeric, rel_error, ok}``: the GCP's gradient against central
-    finite differences of the loss, one row per weight component."""
+    """Rows ``{weight, gcp, numeric, rel_error, ok, problem}``: the GCP's gradient against
+    central finite differences of the loss, one row per weight component (``problem``: which
+    side is NaN or infinite, when one is)."""
 
     def __init__(self, rows: list[GradRow], eps: float, rtol: float, skipped: int) -> None:
         super().__init__(dataclasses.asdict(row) for row in rows)

@@ -58,11 +58,14 @@ DRAWS = 5  # random draws of inputs and weights an answer is checked on
 # The numeric options of a check, checked as the training settings are (the same messages
 # from Python and from %%tenflang_check, whose --draws and --seed are made from this table).
 OPTIONS: Mapping[str, Setting] = {
-    "draws": Setting("draws", "draws", "random draws of the inputs and weights to check on",
-                     DRAWS, int, "an integer from 1 to 100", accepts=lambda v: 1 <= v <= 100),
-    "seed": Setting("seed", "random seed", "seed of the random draws (in a graded notebook: "
-                    "the student's own)", 0, int,
-                    "an integer >= 0", accepts=lambda v: v >= 0),
+    "draws": Setting(name="draws", label="draws",
+                     help="random draws of the inputs and weights to check on", default=DRAWS,
+                     kind=int, requirement="an integer from 1 to 100",
+                     accepts=lambda v: 1 <= v <= 100),
+    "seed": Setting(name="seed", label="random seed",
+                    help="seed of the random draws (in a graded notebook: the student's own)",
+                    default=0, kind=int, requirement="an integer >= 0",
+                    accepts=lambda v: v >= 0),
 }
 
 

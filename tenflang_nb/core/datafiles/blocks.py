@@ -43,7 +43,7 @@ def _byte_blocks(path: str) -> Iterator[bytes]:
     (but the last), so that each decodes on its own and no CR LF pair is cut in two."""
     try:
         handle = open(path, "rb")  # closed by the with below
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the name
         read_bytes(path)  # raises the same clear error as every other reader
         raise
     with handle:

@@ -9,8 +9,8 @@ reader (and writer) and tests.
 >>> csv = FORMATS["csv"]
 >>> csv.extensions, csv.binary, csv.write is not None
 (('.csv',), False, True)
->>> [sniffed(head).name for head in ("{x: 1}", "x 1", "x,y", "x")]
-['brace', 'original', 'csv', 'csv']
+>>> [sniffed(head).name for head in ("{x: 1}", "x 1", "x\\tnull", "x,y", "x")]
+['brace', 'original', 'original', 'csv', 'csv']
 >>> by_extension("W.NPZ").name, by_extension("w.txt")
 ('npz', None)
 """

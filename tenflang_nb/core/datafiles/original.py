@@ -7,20 +7,27 @@ import re
 import numpy as np
 
 from ..errors import TenFlangError
-from ..lexical import is_nonfinite_word, matches_name
+from ..lexical import is_nonfinite_word, is_null, matches_name
 from .blocks import _Source
 from .checks import _bad_name, _number_problem
 from .table import DataTable
 
 
 def _sniff_original(head: str) -> bool:
+    # two items, no comma, and a tab between them (the 2016 format's separator: no CSV
+    # header holds one) or a value: then the reader says what is wrong with the value, where
+    # a CSV reader would call the line a bad header. ("x y" stays a CSV header gone wrong.)
     stripped = head.strip()
     tokens = stripped.split()
-    return len(tokens) == 2 and "," not in stripped and _looks_numeric(tokens[1])
+    return len(tokens) == 2 and "," not in stripped and (
+        "\t" in stripped or _looks_numeric(tokens[1]))
 
 
 def _looks_numeric(token: str) -> bool:
-    return token[0] in "0123456789+-." or is_nonfinite_word(token)
+    # a number (in any script's digits: the reader rejects those), or a word a reader
+    # takes for a value (inf, null)
+    return (token[0] in "+-." or token[0].isdigit() or is_nonfinite_word(token)
+            or is_null(token))
 
 
 def _parse_original(source: _Source, file: str) -> DataTable:
@@ -48,9 +55,10 @@ def _parse_original(source: _Source, file: str) -> DataTable:
             )
         problem = _number_problem(name, text)
         if problem:
-            raise TenFlangError.at(
-                problem, file=file, line=lineno, column=vcol, length=len(text), source=line
-            )
+            hint = ("this format has no null: leave the line out (an exp_output the file does "
+                    "not give is null)") if is_null(text) else None
+            raise TenFlangError.at(problem, file=file, line=lineno, column=vcol,
+                                   length=len(text), source=line, hint=hint)
         first_line[name] = lineno
         values[name] = float(text)
     names = list(values)

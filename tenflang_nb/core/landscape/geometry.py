@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import Rule, check_arguments, check_instance
 from ..errors import TenFlangError
 from ..lexical import is_digits
 from ..ops import Shape
@@ -56,11 +57,16 @@ class Layout:
 
     def flat(self, weights: Mapping[str, object]) -> np.ndarray:
         """The weights as one vector (every weight of the layout must be given)."""
+        check_instance("weights", weights, Mapping, "a dict of weights (name -> value)")
         out = np.empty(self.size)
         for name, where in self.slices.items():
             if name not in weights:
                 raise TenFlangError.at(f"no value for the weight '{name}'")
-            value = np.asarray(weights[name], dtype=float)
+            try:
+                value = np.asarray(weights[name], dtype=float)
+            except (TypeError, ValueError):
+                raise Rule(f"the weight {name!r}", float, "a number or numbers").error(
+                    weights[name]) from None
             if value.shape != self.shapes[name]:
                 raise TenFlangError.at(
                     f"the weight '{name}' has shape {list(value.shape)}, expected "
@@ -219,6 +225,7 @@ def plane_for(layout: Layout, weights: Mapping[str, object], along: Sequence[obj
     >>> plane_for(layout, {"a": 1.0, "b": 2.0, "c": 3.0}, ["c"]).origin.tolist()
     [1.0, 2.0, 0.0]
     """
+    (seed,) = check_arguments(seed=seed)
     if not layout.size:
         raise TenFlangError.at("there are no weights, so there is no landscape to draw")
     final = layout.flat(weights)
@@ -234,6 +241,10 @@ def plane_for(layout: Layout, weights: Mapping[str, object], along: Sequence[obj
                 "weights to vary, e.g. along=('" + layout.label(0) + "', '"
                 + layout.label(1) + "')")
         return Plane(final, axes, ("direction 1", "direction 2"), "random", seed=seed)
+    if isinstance(along, str | Mapping) or not isinstance(along, Sequence) or not all(
+            isinstance(a, str | Mapping) for a in along):
+        raise Rule("along", list, "one or two weight components (\"W[0, 1]\") or "
+                   "directions (dicts of weights)").error(along)
     chosen = list(along)
     if not 1 <= len(chosen) <= 2:
         raise TenFlangError.at(f"along: give one or two weights or directions, not "
@@ -249,6 +260,9 @@ def plane_for(layout: Layout, weights: Mapping[str, object], along: Sequence[obj
     if any(isinstance(a, str) for a in chosen):
         raise TenFlangError.at("along: give weight names or directions, not a mix")
     axes = np.array([layout.flat(a) for a in chosen])  # type: ignore[arg-type]
+    if not np.all(np.isfinite(axes)):
+        raise TenFlangError.at("along: the directions must be finite numbers (one holds NaN "
+                               "or an infinity)")
     if np.linalg.matrix_rank(axes) < len(axes):
         raise TenFlangError.at("along: the directions are 0 or parallel")
     labels = tuple(f"direction {i + 1}" for i in range(len(axes)))
@@ -265,12 +279,19 @@ def plane_through(layout: Layout, points: Mapping[str, Mapping[str, object]]
     >>> p.points(np.array([[0.5]])).tolist(), p.marks
     ([[2.0]], {'A': (0.0,), 'B': (1.0,)})
     """
+    if not isinstance(points, Mapping | Sequence) or isinstance(points, str):
+        raise Rule("through", list, "two or three weight settings (a list, or a dict naming "
+                   "them)").error(points)
     named = dict(points) if isinstance(points, Mapping) else {
         f"point {i + 1}": p for i, p in enumerate(points)}
     if not 2 <= len(named) <= 3:
         raise TenFlangError.at(f"through: give two or three weight settings, not {len(named)}")
     names = list(named)
     flat = [layout.flat(named[n]) for n in names]
+    for name, point in zip(names, flat, strict=True):
+        if not np.all(np.isfinite(point)):
+            raise TenFlangError.at(f"through: the weights of {name} must be finite numbers "
+                                   "(they hold NaN or an infinity)")
     axes = np.array([f - flat[0] for f in flat[1:]])
     if np.linalg.matrix_rank(axes) < len(axes):
         raise TenFlangError.at("through: the settings are equal or on one line")
@@ -314,6 +335,9 @@ def path_of(plane: Plane, layout: Layout, run: Sequence[Record] | Any, label: st
     ([0, 2], [0.0, 0.7], [1.0, 0.2])
     """
     records: Sequence[Record] = getattr(run, "history", run)
+    if not isinstance(records, Sequence) or not all(isinstance(r, Record) for r in records):
+        raise Rule(f"the run {label!r}", list, "a model, a TrainResult, a trainer or a list "
+                   "of Records").error(run)
     kept = [r for r in records if r.weights is not None]
     if kept:
         flat = np.array([layout.flat(r.weights) for r in kept])  # type: ignore[arg-type]

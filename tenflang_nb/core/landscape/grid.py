@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import TenFlangError
+from ..arguments import check_grid, check_limits
 from .evaluation import LossEvaluator
 from .geometry import DescentPath, Plane
 
@@ -126,17 +126,7 @@ def landscape(evaluator: LossEvaluator, plane: Plane, paths: Sequence[DescentPat
     >>> land.grid[0].tolist(), land.loss.round(4).tolist(), land.minimum()
     ([-1.0, 0.0, 1.0], [0.0534, 0.0, 0.0534], ((0.0,), 0.0))
     """
-    if limits is None:
-        chosen = grid_limits(plane, paths)
-    elif len(limits) == 2 and all(isinstance(v, int | float) for v in limits):
-        chosen = ((float(limits[0]), float(limits[1])),) * plane.dims  # type: ignore[arg-type]
-    else:
-        chosen = tuple((float(lo), float(hi)) for lo, hi in limits)  # type: ignore[misc]
-    if len(chosen) != plane.dims or any(not lo < hi for lo, hi in chosen):
-        raise TenFlangError.at(f"limits: give (low, high) with low < high, for each of "
-                               f"the {plane.dims} axes")
-    n = resolution or (RESOLUTION_1D if plane.dims == 1 else RESOLUTION_2D)
-    if n < 2:
-        raise TenFlangError.at("resolution: at least 2 points per axis")
+    n = check_grid(resolution, plane.dims, RESOLUTION_1D if plane.dims == 1 else RESOLUTION_2D)
+    chosen = check_limits(limits, plane.dims) or grid_limits(plane, paths)
     grid, loss = evaluate_grid(evaluator, plane, chosen, n)
     return Landscape(plane, grid, loss, tuple(paths), evaluator.loss)

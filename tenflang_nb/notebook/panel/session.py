@@ -55,7 +55,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from ...core.errors import TenFlangError
+from ...core.errors import TenFlangError, printable
 from ...core.formatting import fmt_number
 from ...core.settings import TrainSettings
 from ...core.train import GradientDescent, Record, TrainResult, single_threaded_blas
@@ -171,7 +171,7 @@ class TrainingSession:
             return ""
         if isinstance(err, TenFlangError):
             return err.render()
-        return f"internal error: {type(err).__name__}: {err}"
+        return printable(f"internal error: {type(err).__name__}: {err}")
 
     @property
     def train_action(self) -> str:
@@ -449,7 +449,7 @@ class TrainingSession:
             self.on_finish(self.trainer)
         except Exception as err:
             logger.debug("on_finish failed", exc_info=err)
-            self.note = f"internal error after training: {type(err).__name__}: {err}"
+            self.note = printable(f"internal error after training: {type(err).__name__}: {err}")
             self._update(redraw=False)
 
     def _state_words(self) -> str:

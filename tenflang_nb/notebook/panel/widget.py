@@ -25,7 +25,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from ...core.boundary import BoundaryEvaluator
-from ...core.errors import TenFlangError
+from ...core.errors import TenFlangError, printable
 from ...core.formatting import fmt_number
 from ...core.settings import TrainSettings
 from ...core.train import GradientDescent, TrainResult
@@ -242,11 +242,8 @@ class TrainingPanel:
                 reference_label=self.reference_label, on=self.live_curve,
                 live=self.state == "running")
         except Exception as err:
-            # The curve is an illustration: a plotting failure must not end or wedge the run.
-            logger.debug("loss curve failed", exc_info=err)
             self._png = b""
-            self.session.note = f"could not draw the loss curve: {type(err).__name__}: {err}"
-            self.message_html.value = self._message_html()
+            self._failed("the loss curve", err)
         self.plot.value = self._png
         self._draw_boundary()
         grid_seconds = self._draw_landscape()
@@ -365,11 +362,11 @@ class TrainingPanel:
         self.boundary_plot.value = self._boundary_png
 
     def _failed(self, picture: str, err: Exception) -> None:
-        """A picture beside the curve could not be drawn: say why, and go on. Like the curve,
-        it is an illustration: it must not end or wedge the run."""
+        """A picture (the curve, or one beside it) could not be drawn: say why, escaped, and
+        go on. It is an illustration: a failure to draw must not end or wedge the run."""
         logger.debug("drawing %s failed", picture, exc_info=err)
-        reason = err.first.message if isinstance(err, TenFlangError) else (
-            f"{type(err).__name__}: {err}")
+        reason = printable(err.first.message if isinstance(err, TenFlangError) else (
+            f"{type(err).__name__}: {err}"))
         self.session.note = f"could not draw {picture}: {reason}"
         self.message_html.value = self._message_html()
 

@@ -70,8 +70,8 @@ def _cost_body(cost: ModeComparison) -> str:
                    "much.")
     note = (f"{verdict} Times are measured (the best of several runs by the interpreter, on "
             f"{source}): forward mode took {_times(cost.time_ratio)} as long on this machine. "
-            "Times vary between machines and runs; the counts do not.")
-    return table + f'<p class="tf-note">{esc(note)}</p>'
+            "Times vary between machines and runs; the counts do not. " + cost.timing_note)
+    return table + f'<p class="tf-note">{esc(note.strip())}</p>'
 
 
 def cost_html(cost: ModeComparison) -> str:

@@ -47,8 +47,11 @@ GRADCHECK_COLUMNS = ["weight", "gcp", "numeric", "rel_error", "ok"]
 
 
 def _gradcheck_rows(rows: Rows) -> list[dict[str, Any]]:
+    # a row that cannot agree because a side is NaN or infinite says which side
     return [{**r, "rel_error": fmt_rel_error(r["rel_error"]),
-             "ok": "ok" if r["ok"] else "MISMATCH"} for r in rows]
+             "ok": "ok" if r["ok"] else "MISMATCH" + (f": {r['problem']}"
+                                                       if r.get("problem") else "")}
+            for r in rows]
 
 
 def gradcheck_text(rows: Rows) -> str:
