@@ -23,10 +23,11 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 FLOW = [
     "errors", "arguments", "perf", "formatting", "agreement", "ops", "lexical", "textio",
     "macros", "syntax", "guard", "preprocess", "program", "graph", "examples", "backprop",
-    "forward", "hvp", "describe_ops", "dimensions", "plan", "optimizers", "settings",
+    "forward", "hvp", "describe_ops", "edited", "dimensions", "plan", "optimizers", "settings",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
-    "datafiles.formats", "datafiles", "bindings", "train", "gradcheck", "draws",
+    "datafiles.formats", "datafiles", "bindings", "datasets", "boundary", "train", "gradcheck",
+    "draws",
     "backprop_check.report", "backprop_check.require", "backprop_check.reference",
     "backprop_check.hints.base", "backprop_check.hints.rewritten",
     "backprop_check.hints.shapes", "backprop_check.hints.terms", "backprop_check.hints",
