@@ -22,7 +22,8 @@ from .core.datafiles import FORMATS
 from .core.describe_ops import derivative_table, operator_table
 from .core.settings import SETTINGS
 
-__all__ = ["TABLES", "formats_table", "section", "settings_table", "update", "views_table"]
+__all__ = ["TABLES", "datasets_table", "formats_table", "section", "settings_table", "update",
+           "views_table"]
 
 
 def _cell(text: object) -> str:
@@ -59,12 +60,22 @@ def formats_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def datasets_table() -> str:
+    """The 2-D data sets of ``tenflang_nb.datasets``."""
+    from .core.datasets import DATASETS
+
+    rows = ["| data set | its points (before the noise) |", "|---|---|"]
+    rows += [f"| `{d.name}` | {_cell(d.doc)} |" for d in DATASETS.values()]
+    return "\n".join(rows) + "\n"
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "operators": operator_table,
     "derivatives": derivative_table,
     "settings": settings_table,
     "views": views_table,
     "formats": formats_table,
+    "datasets": datasets_table,
 }
 
 

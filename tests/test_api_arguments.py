@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import XOR_SHAPE, hypothesis_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import XOR_SHAPE, hypothesis_settings
+from tenflang_nb import datasets
 from tenflang_nb.core import api
 from tenflang_nb.core.arguments import ARGUMENTS, ArgumentError, check_arguments
 from tenflang_nb.core.errors import TenFlangError
@@ -103,6 +104,30 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "curvature(engine)": lambda v: api.curvature(SEED_EXAMPLE, DATA, {"w": 0.0}, engine=v),
     "check_backprop(text, require, draws, seed)": lambda v: SEED.check_backprop(
         v, require=v, draws=v, seed=v),
+    # issue 18: test data, data sets, the decision boundary, an edited GCP
+    "train(test)": lambda v: TenFlangModel(SEED_EXAMPLE).train(DATA, test=v, max_iter=2),
+    "trainer(test)": lambda v: api.trainer(GCP, DATA, test=v, max_iter=2),
+    "training_panel(test)": lambda v: XOR.training_panel(XOR.data, test=v, boundary=True,
+                                                           live=False, max_iter=2),
+    "training_panel(boundary)": lambda v: XOR.training_panel(XOR.data, boundary=v,
+                                                               live=False, max_iter=2),
+    "datasets.make(name)": lambda v: datasets.make(v, 10),
+    "datasets.moons(n)": lambda v: datasets.moons(v),
+    "datasets.xor(noise, seed)": lambda v: datasets.xor(10, noise=v, seed=v),
+    "datasets.blobs(test)": lambda v: datasets.blobs(10, test=v),
+    "datasets.circles(x, y)": lambda v: datasets.circles(10, x=v, y=v),
+    "datasets.spirals(labels)": lambda v: datasets.spirals(10, labels=v),
+    "datasets.points(name, n)": lambda v: datasets.points(v, v),
+    "datasets.split(data, test, seed)": lambda v: datasets.split(v, v, seed=v),
+    "datasets.split(test, seed)": lambda v: datasets.split(DATA, v, seed=v),
+    "boundary_data(data)": lambda v: XOR.boundary_data(v, resolution=4),
+    "boundary_data(test)": lambda v: XOR.boundary_data(test=v, resolution=4),
+    "boundary_data(output)": lambda v: XOR.boundary_data(output=v, resolution=4),
+    "boundary_data(resolution)": lambda v: XOR.boundary_data(resolution=v),
+    "boundary_data(limits)": lambda v: XOR.boundary_data(limits=v, resolution=4),
+    "boundary(title)": lambda v: XOR.boundary(resolution=4, title=v),
+    "with_gcp(text)": lambda v: SEED.with_gcp(v),
+    "with_gcp(name)": lambda v: SEED.with_gcp(SEED.gcp, v),
 }
 
 
@@ -157,6 +182,19 @@ def test_any_argument_gives_a_result_or_a_tenflang_error(call: str, value: Any) 
      "start: 'v' is not a weight of the program (the weights: w)"),
     (lambda v: api.initial_weights({"w": ()}, seed=v), -1,
      "seed must be an integer >= 0, not -1"),
+    (lambda v: XOR.boundary_data(resolution=v), 1.5,
+     "resolution must be an integer from 2 to 100,000 (or None: the default), not 1.5"),
+    (lambda v: XOR.boundary_data(resolution=v), 5000,
+     "resolution 5,000 makes 25,000,000 grid points on a plane (at most 4,000,000"),
+    (lambda v: XOR.boundary_data(limits=v), ((0, 1), (1, 0)), "limits must be (low, high)"),
+    (lambda v: XOR.boundary_data(output=v), 3, "output must be a string (or None"),
+    (lambda v: XOR.training_panel(XOR.data, boundary=v), "yes", "boundary must be True or False"),
+    (lambda v: datasets.moons(v), 10**9, "n must be an integer from 2 to 1,000,000"),
+    (lambda v: datasets.moons(10, seed=v), -1, "seed must be an integer >= 0, not -1"),
+    (lambda v: datasets.split(DATA, v), float("nan"), "test must be a share (0.25), a count"),
+    (lambda v: SEED.with_gcp(v), None, "text must be a string, not None"),
+    (lambda v: SEED.with_gcp(SEED.gcp, v), "a\x1b[2J",
+     "name must be a string without control characters, not 'a\\x1b[2J'"),
 ])
 def test_a_bad_argument_says_what_it_must_be(call: Callable[[Any], Any], value: Any,
                                              message: str) -> None:

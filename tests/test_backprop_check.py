@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import FAN_OUT
+from hint_support import (
+    BATCH,
+    BATCH_RIGHT,
+    DIGITS,
+    DIGITS_RIGHT,
+    SQUARE,
+    SQUARE_RIGHT,
+    exercise,
+    spelled_out,
+)
 
+from conftest import FAN_OUT
 from tenflang_nb.core.api import check_backprop, parse
 from tenflang_nb.core.backprop_check import BackpropCheck
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
-from tenflang_nb.core.formatting import fmt_value
+from tenflang_nb.core.formatting import fmt_shape, fmt_value
+from tenflang_nb.core.program import Program
 
 SEED = parse(SEED_EXAMPLE, "seed.tf")
 
@@ -637,17 +648,18 @@ def test_a_long_wrong_answer_costs_work_linear_in_its_length(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # 2,000 helpers summed into one wrong adjoint: each trial recomputed the whole block,
     # once per helper and candidate (quadratic, minutes); now a bounded number of lines each
-    from tenflang_nb.core.backprop_check import student
+    from tenflang_nb.core.backprop_check import reference, student
+    from tenflang_nb.core.backprop_check.hints import rewritten, terms
 
     evaluations = 0
-    original = student.StudentLines._evaluate
 
-    def counted(self: object, *args: object) -> object:
+    def counted(*args: object) -> object:
         nonlocal evaluations
         evaluations += 1
-        return original(self, *args)  # type: ignore[arg-type]
+        return reference.run_line(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(student.StudentLines, "_evaluate", counted)
+    for module in (student, rewritten, terms):  # every line run, the hints' trials too
+        monkeypatch.setattr(module, "run_line", counted)
     for n in (250, 1000):
         evaluations = 0
         lines = [f"define h{i} = mul 0.001 diff" for i in range(n)]
@@ -800,3 +812,275 @@ def test_a_helper_that_is_a_number_is_no_value_of_the_compilers() -> None:
                                                      "define one_minus_o = 1"))
     assert wrong_line(result) == 4
     assert hint(result, 4).startswith("one_minus_o should be the compiler's d/o/d/z:0 = sub 1 o")
+
+
+# ------------------------------------------------------------------------------ issue 17:
+# the usual slips, and the matrix level (the digits network's shapes, one example and a
+# batch); every hint also in grading mode, where it spells out no line of the compiler's
+
+RATIO, RATIO_RIGHT = exercise("ratio")  # notebook 05, exercise 6
+CHAIN, CHAIN_RIGHT = exercise("chain")  # notebook 05, exercise 7
+# z = W x (a column vector): d/L/d/x = W^T g, which is `matmul g W`, no transpose
+COLUMN = parse("declare input x [4]\ndeclare exp_output y [4]\ndeclare weight W [4, 4]\n"
+               "declare intvar z\ndeclare intvar e\ndeclare intvar e2\ndeclare loss L\n"
+               "define z = matmul W x\ndefine e = sub z y\ndefine e2 = mul e e\n"
+               "define L = sum e2\n", "column.tf")
+COLUMN_RIGHT = ("define d/L/d/e = add e e\ndefine d/L/d/z = d/L/d/e\n"
+                "define d/L/d/W = outer d/L/d/z x\ndefine d/L/d/x = matmul d/L/d/z W\n")
+
+
+def both_modes(model: Program, text: str, **options: object) -> tuple[BackpropCheck,
+                                                                       BackpropCheck]:
+    """The check with the compiler's formulas, and in grading mode (the same verdicts; no
+    hint spells out a line of the compiler's backward pass)."""
+    full = check_backprop(model, text, **options)  # type: ignore[arg-type]
+    graded = check_backprop(model, text, formulas=False, **options)  # type: ignore[arg-type]
+    assert spelled_out(model, graded) == [], graded.report()
+    assert full.first_wrong_line == graded.first_wrong_line
+    assert [v.status for v in full.lines] == [v.status for v in graded.lines]
+    return full, graded
+
+
+def error_hint(result: BackpropCheck) -> str:
+    assert result.error is not None, result.report()
+    [diag] = result.error.diagnostics
+    assert diag.hint is not None
+    return diag.hint
+
+
+@pytest.mark.parametrize(("model", "right"), [
+    (RATIO, RATIO_RIGHT), (CHAIN, CHAIN_RIGHT), (DIGITS, DIGITS_RIGHT), (BATCH, BATCH_RIGHT),
+    (SQUARE, SQUARE_RIGHT), (COLUMN, COLUMN_RIGHT),
+], ids=["ex6", "ex7", "digits", "batch", "square", "column"])
+def test_the_right_answers_of_the_new_models_are_ok(model: Program, right: str) -> None:
+    assert check_backprop(model, right, require=["x", "W"] if model is COLUMN else None).ok
+
+
+@pytest.mark.parametrize(("old", "new", "root", "fragment", "helpers"), [
+    # the d/r/d/b line left out: line 4, word for word the solution's, is right
+    ("define d/r/d/b = neg r_over_b            # d/r/d/b = -a / b^2 = -r / b\n"
+     "define d/L/d/b = mul d/L/d/r d/r/d/b", "define d/L/d/b = mul d/L/d/r r_over_b", 5,
+     "r_over_b (line 4) is right as the compiler's d/r/d/b:0", [4]),
+    ("neg r_over_b", "r_over_b", 5, "your value is the negative of the right one", [4]),
+    ("define r_over_b = div r b\ndefine d/r/d/b = neg r_over_b",
+     "define bb = mul b b\ndefine a_bb = div a bb\ndefine d/r/d/b = a_bb", 6,
+     "your value is the negative of the right one", [5]),
+])
+def test_exercise_6_without_the_minus_blames_the_line_that_is_wrong(
+        old: str, new: str, root: int, fragment: str, helpers: list[int]) -> None:
+    # issue 17: d/r/d/b = -a / b² without its minus was blamed on line 4, `define r_over_b =
+    # div r b`, the model solution's own helper (the notebook's model and solution, mutated)
+    assert old in RATIO_RIGHT
+    full, graded = both_modes(RATIO, RATIO_RIGHT.replace(old, new))
+    assert [v.line for v in full.roots] == [root], full.report()
+    assert fragment in hint(full, root) and fragment in hint(graded, root)
+    assert [full.verdict(n).status for n in helpers] == ["right"]  # type: ignore[union-attr]
+
+
+def test_tanh_slope_without_its_square() -> None:
+    # 1 - h for 1 - h²: as a named local partial, as a helper, at the digits network's shapes
+    full, graded = both_modes(CHAIN, CHAIN_RIGHT.replace("sub 1 h_squared", "sub 1 h"))
+    assert wrong_line(full) == 9
+    assert hint(full, 9) == ("your d/h/d/a is 1 - h: the square is missing (tanh's slope is "
+                             "1 - h²) (d/h/d/a = sub 1 (mul h h))")
+    assert hint(graded, 9) == ("your d/h/d/a is 1 - h: the square is missing (tanh's slope "
+                               "is 1 - h²)")
+    for model, right, line in ((DIGITS, DIGITS_RIGHT, 8), (BATCH, BATCH_RIGHT, 9)):
+        name = "h" if model is DIGITS else "H"
+        text = right.replace(f"sub 1 {name}{name}", f"sub 1 {name}")
+        full, graded = both_modes(model, text)
+        assert wrong_line(full) == line
+        assert hint(graded, line).endswith(f"yours is 1 - {name}: the square is missing "
+                                           f"(tanh's slope is 1 - {name}²)")
+    # the logistic's slope without its factor o
+    full, _ = both_modes(CHAIN, CHAIN_RIGHT.replace("mul o one_minus_o", "one_minus_o"))
+    assert hint(full, 4).startswith("your d/o/d/z is 1 - o: the factor o is missing")
+
+
+@pytest.mark.parametrize(("model", "right", "old", "new", "root", "fragment"), [
+    (RATIO, RATIO_RIGHT, "div d/L/d/r b", "mul d/L/d/r b", 3,
+     "your value is d/L/d/r · b: a product with b (`mul`) where a division by b (`div`) "
+     "belongs"),
+    (RATIO, RATIO_RIGHT, "define r_over_b = div r b", "define r_over_b = mul r b", 4,
+     "a product (`mul`) where a division (`div`) belongs"),
+    (CHAIN, CHAIN_RIGHT, "mul d/L/d/a x", "div d/L/d/a x", 11,
+     "your value is d/L/d/a · 1/x: a division by x (`div`) where a product with x (`mul`) "
+     "belongs"),
+    (CHAIN, CHAIN_RIGHT, "mul d/L/d/h d/h/d/a", "div d/L/d/h d/h/d/a", 10,
+     "a division (`div`) where a product (`mul`) belongs"),
+], ids=["adjoint-mul", "helper-mul", "adjoint-div", "adjoint-div-by-partial"])
+def test_mul_where_div_belongs_and_the_reverse(model: Program, right: str, old: str, new: str,
+                                               root: int, fragment: str) -> None:
+    full, graded = both_modes(model, right.replace(old, new))
+    assert wrong_line(full) == root
+    assert fragment in hint(full, root) and fragment in hint(graded, root)
+
+
+def test_one_variable_used_where_another_belongs() -> None:
+    full, graded = both_modes(CHAIN, CHAIN_RIGHT.replace("mul d/L/d/z w2", "mul d/L/d/z w1"))
+    assert wrong_line(full) == 7
+    assert hint(full, 7) == "you used w1 where w2 belongs: the local partial d/z/d/h is w2"
+    assert hint(graded, 7) == "you used w1 where w2 belongs (in the local partial d/z/d/h)"
+    full, _ = both_modes(CHAIN, CHAIN_RIGHT.replace("define one_minus_o = sub 1 o",
+                                                     "define one_minus_o = sub 1 z"))
+    assert wrong_line(full) == 3 and hint(full, 3).endswith(
+        "z is used where o belongs; `sub 1 o` is right")
+    # at the digits network's shapes, with the shapes showing it
+    full, graded = both_modes(DIGITS, DIGITS_RIGHT.replace("outer x d/lambda/d/z1",
+                                                           "outer h d/lambda/d/z1"))
+    assert hint(graded, 11) == (
+        "an adjoint has the shape of its variable: W1 has shape [64, 32], but this line gives "
+        "[32, 32] (axis 0 is 32 where 64 belongs): h is used where x belongs")
+
+
+@pytest.mark.parametrize(("model", "right", "line"), [(DIGITS, DIGITS_RIGHT, 6),
+                                                       (BATCH, BATCH_RIGHT, 7)],
+                         ids=["one-example", "batch"])
+def test_the_matmul_input_gradient_without_its_transpose(model: Program, right: str,
+                                                         line: int) -> None:
+    # line: d/L/d/h's, the line before defines W2t
+    g = "d/lambda/d/logits" if model is DIGITS else "d/L/d/S"
+    h = "h" if model is DIGITS else "H"
+    shape = fmt_shape(model.shapes[g.rsplit("/", 1)[1]])
+    full, graded = both_modes(model, right.replace(f"matmul {g} W2t", f"matmul {g} W2"))
+    assert full.first_wrong_line == line and full.error is not None
+    axis = 0 if model is DIGITS else 1
+    expected = (f"axis {axis} of {g} (line 2) {shape} (10) does not match axis 0 of W2 "
+                f"[32, 10] (32); d/{full.loss}/d/{h} should have the shape of {h}, "
+                f"{fmt_shape(model.shapes[h])}: a transpose is missing: W2 [32, 10] enters "
+                "transposed")
+    assert error_hint(graded) == expected
+    assert error_hint(full) == expected + f" ('matmul {g} (transpose W2)' has that shape)"
+    # the transpose left out of the helper: the line using it says which helper
+    full, _ = both_modes(model, right.replace("define W2t = transpose W2", "define W2t = W2"))
+    assert (f"a transpose is missing: W2t (line {line - 1}) [32, 10] enters transposed"
+            in error_hint(full))
+
+
+def test_a_transpose_missing_or_one_too_many_where_the_shapes_fit() -> None:
+    full, graded = both_modes(SQUARE, SQUARE_RIGHT.replace("matmul d/L/d/S W2t",
+                                                           "matmul d/L/d/S W2"))
+    assert wrong_line(full) == 6
+    assert hint(graded, 6) == "a transpose is missing: W2 [12, 12] enters transposed"
+    assert hint(full, 6).endswith("; `matmul d/L/d/S (transpose W2)` is right")
+    # z = W x: d/L/d/x = matmul g W; the student's habit, g times W transposed, is one too many
+    text = COLUMN_RIGHT.replace("define d/L/d/x = matmul d/L/d/z W",
+                                "define Wt = transpose W\ndefine d/L/d/x = matmul d/L/d/z Wt")
+    full, graded = both_modes(COLUMN, text, require=["x", "W"])
+    assert wrong_line(full) == 5
+    assert hint(graded, 5) == "a transpose too many: Wt (line 4) is W transposed"
+    assert hint(full, 5).endswith("; `matmul d/L/d/z W` is right")
+    # the outer product's operands swapped: the transpose of the right value
+    full, graded = both_modes(DIGITS, DIGITS_RIGHT.replace("outer h d/lambda/d/logits",
+                                                           "outer d/lambda/d/logits h"))
+    assert hint(graded, 4) == (
+        "an adjoint has the shape of its variable: W2 has shape [32, 10], but this line gives "
+        "[10, 32]: it is the transpose of the right value: the operands of `outer` are "
+        "swapped: d/lambda/d/logits (line 2) and h trade places")
+
+
+@pytest.mark.parametrize(("bias", "rows", "line"), [("b1", "Z1", 11), ("b2", "S", 3)])
+def test_a_bias_added_to_every_row_sums_its_gradient_over_the_rows(bias: str, rows: str,
+                                                                    line: int) -> None:
+    text = BATCH_RIGHT.replace(f"sumto d/L/d/{rows} {bias}", f"d/L/d/{rows}")
+    full, graded = both_modes(BATCH, text)
+    assert wrong_line(full) == line
+    n = BATCH.shapes[bias][0]
+    d = BATCH.defs[rows]
+    assert hint(graded, line) == (
+        f"an adjoint has the shape of its variable: {bias} has shape [{n}], but this line "
+        f"gives [8, {n}] (an extra axis 0 of length 8): summed over its 8 rows (axis 0) it is "
+        f"right: `define {rows} = add {d.args[0]} {bias}` (line {d.src.line} of batch.tf) uses "
+        f"{bias} [{n}] once per row of its [8, {n}] value (broadcast), so d/L/d/{bias} sums "
+        "the incoming adjoint over the rows (`sumto` sums down to a shape)")
+
+
+def test_a_scalar_added_to_a_vector_sums_its_gradient_over_the_entries() -> None:
+    program = parse("declare input x [5]\ndeclare weight w [5]\ndeclare weight c\n"
+                    "declare intvar z\ndeclare intvar u\ndeclare intvar s\ndeclare loss L\n"
+                    "define z = mul x w\ndefine u = add z c\ndefine s = mul u u\n"
+                    "define L = sum s\n", "scalar.tf")
+    right = "define d/L/d/u = add u u\ndefine d/L/d/c = sumto d/L/d/u c\n"
+    assert check_backprop(program, right, require=["c"]).ok
+    _, graded = both_modes(program, right.replace("sumto d/L/d/u c", "d/L/d/u"),
+                           require=["c"])
+    assert hint(graded, 2).endswith(
+        "summed over axis 0 it is right: `define u = add z c` (line 9 of scalar.tf) uses c "
+        "[] once per entry along axis 0 of its [5] value (broadcast), so d/L/d/c sums the "
+        "incoming adjoint over axis 0 (`sumto` sums down to a shape)")
+
+
+def test_an_elementwise_product_where_a_matrix_product_belongs() -> None:
+    # one example: mul of [10] and [32, 10] broadcasts to [32, 10]; the lines after it are
+    # checked on the right d/lambda/d/h and are wrong only because of it
+    text = DIGITS_RIGHT.replace("matmul d/lambda/d/logits W2t", "mul d/lambda/d/logits W2")
+    full, graded = both_modes(DIGITS, text)
+    assert [v.line for v in full.roots] == [6]
+    assert hint(graded, 6) == (
+        "an adjoint has the shape of its variable: h has shape [32], but this line gives "
+        "[32, 10]: an elementwise product (`mul`) where a matrix product (`matmul`) belongs, "
+        "with W2 transposed")
+    assert [full.verdict(n).because for n in (9, 10, 11)] == [(6,)] * 3  # type: ignore[union-attr]
+    # a batch: [8, 10] and [32, 10] do not broadcast
+    full, graded = both_modes(BATCH, BATCH_RIGHT.replace("matmul d/L/d/S W2t",
+                                                         "mul d/L/d/S W2"))
+    assert error_hint(graded) == (
+        "axis 0 of d/L/d/S (line 2) [8, 10] (8) does not match axis 0 of W2 [32, 10] (32) "
+        "(broadcasting aligns the last axes); d/L/d/H should have the shape of H, [8, 32]: an "
+        "elementwise product ('mul') where a matrix product ('matmul') belongs, with W2 "
+        "transposed")
+    # an outer product's
+    _, graded = both_modes(DIGITS, DIGITS_RIGHT.replace("outer h d/lambda/d/logits",
+                                                        "mul h d/lambda/d/logits"))
+    assert error_hint(graded).endswith(
+        "d/lambda/d/W2 should have the shape of W2, [32, 10]: an elementwise product ('mul') "
+        "where an outer product ('outer') belongs")
+
+
+def test_a_matrix_product_where_an_elementwise_product_belongs() -> None:
+    # one example: matmul of two [32] vectors is their dot product, a number
+    _, graded = both_modes(DIGITS, DIGITS_RIGHT.replace("mul d/lambda/d/h slope",
+                                                        "matmul d/lambda/d/h slope"))
+    assert hint(graded, 9) == (
+        "an adjoint has the shape of its variable: z1 has shape [32], but this line gives [] "
+        "(axis 0 is missing): a matrix product (`matmul`) where an elementwise product (`mul`) "
+        "belongs")
+    # in a helper: the helper is the root, found by its line written otherwise
+    full, graded = both_modes(DIGITS, DIGITS_RIGHT.replace("define hh = mul h h",
+                                                           "define hh = matmul h h"))
+    assert [v.line for v in full.roots] == [7]
+    assert hint(graded, 7).endswith(
+        "a matrix product (`matmul`) where an elementwise product (`mul`) belongs")
+    # a batch: the helper cannot run, and should have the shape the lines using it need
+    _, graded = both_modes(BATCH, BATCH_RIGHT.replace("define HH = mul H H",
+                                                      "define HH = matmul H H"))
+    assert error_hint(graded) == (
+        "axis 1 of H [8, 32] (32) does not match axis 0 of H [8, 32] (8); HH should have the "
+        "shape the lines using it need, [8, 32]: a matrix product ('matmul') where an "
+        "elementwise product ('mul') belongs")
+
+
+def test_the_stepper_predicts_the_new_mistakes() -> None:
+    # predict mode asks the checker in advance about each usual wrong value of an adjoint
+    from tenflang_nb.core.backprop_check.hints import hint as hint_of
+    from tenflang_nb.core.backprop_check.hints import mistakes
+    from tenflang_nb.core.backprop_check.reference import Reference
+    from tenflang_nb.core.backprop_check.report import LineVerdict
+
+    example = {"x": 1.5, "y": 0.2, "w1": 0.7, "w2": -0.4, "u": 0.7, "v": -0.4}
+    for model, v, wrong, fragment in (
+            (CHAIN, "a", lambda r: r.values["d/L/d/h"] * (1 - r.values["h"]),
+             "(1 - h): the square is missing"),
+            (CHAIN, "h", lambda r: r.values["d/L/d/z"] * r.values["w1"],
+             "you used w1 where w2 belongs"),
+            (RATIO, "a", lambda r: r.values["d/L/d/r"] * r.values["b"],
+             "a product with b (`mul`) where a division by b (`div`) belongs")):
+        for formulas in (True, False):
+            ref = Reference(model, 1, 0, formulas,
+                            given={k: x for k, x in example.items() if k in model.decls})
+            value = wrong(ref)
+            assert any(np.allclose(m, value) for m in mistakes(ref, v))
+            verdict = LineVerdict(0, f"d/L/d/{v}", "", "adjoint", "wrong", ref.adjoint(v))
+            text = hint_of(ref, verdict, value)
+            assert text is not None and fragment in text
+            assert ("sub 1 (mul h h)" in text) == (formulas and v == "a" and model is CHAIN)

@@ -287,6 +287,42 @@ def test_training_is_withheld_where_an_exercise_asks_a_trained_number(ip: Any) -
     assert run(ip, "chain.train(data, max_iter=2)")[0].error_in_exec is None
 
 
+def test_an_edited_gcp_is_withheld_as_the_gcp_is(ip: Any) -> None:
+    """``with_gcp`` and ``%%tenflang_gcp`` show the compiled GCP's lines (the edit's diff) and
+    train with the answer: withheld for a graded model (a copy under another name too), with
+    grading mode's message and nothing bound; given for the others and the teacher."""
+    start(ip)
+    ip.user_ns["edited"] = tf.compile(tf.parse(QUAD)).text.replace("define d/s/d/w = add w w",
+                                                                    "define d/s/d/w = w")
+    error = error_of(run(ip, "quad.with_gcp(edited)")[0])
+    assert isinstance(error, tf.TenFlangError)
+    assert "grading mode withholds the GCP, to edit (.with_gcp(), %%tenflang_gcp) of 'quad'" \
+        in str(error)
+    example = '--example "{x: 1, y: 0.5}"'
+    for model in ("quad", "chain"):
+        result, cap = run(ip, f"%%tenflang_gcp {model} broken {example}\n"
+                          + ip.user_ns["edited"])
+        assert result.error_in_exec is None and "broken" not in ip.user_ns
+        page = html(cap)
+        assert f"grading mode withholds the GCP, to edit (.with_gcp(), %%tenflang_gcp) of " \
+               f"'{model}'" in page.replace("&#x27;", "'").replace("&#39;", "'"), page
+        assert "Nothing was bound." in page and "define d/" not in page  # no line echoed
+        assert "edited GCP has errors" not in page
+    run(ip, "%%tenflang copy --show none\n" + QUAD.replace("\n\n", "\n# mine\n\n"))
+    assert "of 'copy'" in str(error_of(run(ip, "copy.with_gcp(edited)")[0]))
+    # a model no exercise grades is edited as ever
+    run(ip, "%%tenflang mine --show none\n" + QUAD.replace("mul s x", "mul x s"))
+    assert run(ip, "mine_broken = mine.with_gcp(edited.replace('mul s x', 'mul x s'))"
+               )[0].error_in_exec is None
+    mine_broken = ip.user_ns["mine_broken"]
+    mine_broken.weights["w"] = 1.5  # away from 0, where 2 w and w agree
+    assert mine_broken.gradcheck({"x": 1.0, "y": 0.5}).wrong == ["w"]
+    run(ip, "tf.grading.teacher_copy()")
+    result, cap = run(ip, f"%%tenflang_gcp quad broken {example}\n" + ip.user_ns["edited"])
+    assert result.error_in_exec is None and "broken" in ip.user_ns
+    assert "define d/s/d/w = w" in html(cap) and ip.user_ns["broken"].gcp.count("= w\n") == 1
+
+
 # ------------------------------------------------------------------------------ locked checks
 
 

@@ -29,7 +29,8 @@ import numpy as np
 from .errors import Diagnostic, TenFlangError, printable
 
 __all__ = ["ARGUMENTS", "MAX_GRID_POINTS", "ArgumentError", "Rule", "check_arguments",
-           "check_instance", "check_limits", "check_name", "check_values", "shown"]
+           "check_grid", "check_instance", "check_limits", "check_name", "check_values",
+           "shown"]
 
 
 class ArgumentError(TenFlangError):
@@ -118,6 +119,11 @@ ARGUMENTS: Mapping[str, Rule] = dict((
     _rule("resolution", int, f"an integer from 2 to {MAX_RESOLUTION:,} (or None: the default)",
           lambda v: 2 <= v <= MAX_RESOLUTION, optional=True),
     _rule("seed", int, "an integer >= 0", lambda v: v >= 0),
+    _rule("n", int, "an integer from 2 to 1,000,000 (the number of points)",
+          lambda v: 2 <= v <= 10**6),
+    _rule("noise", float, "a finite number >= 0 (the noise's standard deviation)",
+          lambda v: v >= 0),
+    _rule("output", str, "a string (or None: the one scalar output)", optional=True),
     _rule("scale", float, "a number > 0 (or None: 1/sqrt(fan-in))", lambda v: v > 0,
           optional=True),
     _rule("full", bool, "True or False"),
@@ -125,6 +131,7 @@ ARGUMENTS: Mapping[str, Rule] = dict((
     _rule("grading", bool, "True or False (or None: when an exercise grades the model)",
           optional=True),
     _rule("landscape", bool, "True or False"),
+    _rule("boundary", bool, "True or False"),
     _rule("predict", bool, "True or False"),
     _rule("log", bool, "True or False (or None: when the loss spans three decades)",
           optional=True),
@@ -167,6 +174,27 @@ characters, not 'a\\x1b[2J'
     if not value.isprintable():
         raise Rule(name, str, "a string without control characters").error(value)
     return value
+
+
+def check_grid(resolution: Any, dims: int, default: int) -> int:
+    """The points per axis of a grid over ``dims`` axes: ``resolution`` (None: ``default``),
+    refused when the grid would hold more than :data:`MAX_GRID_POINTS` on a plane.
+
+    >>> check_grid(None, 2, 60), check_grid(30.0, 2, 60)
+    (60, 30)
+    >>> check_grid(5000, 2, 60)
+    Traceback (most recent call last):
+    ...
+    tenflang_nb.core.arguments.ArgumentError: error: resolution 5,000 makes 25,000,000 grid \
+points on a plane (at most 4,000,000: 2,000 per axis)
+    """
+    (resolution,) = check_arguments(resolution=resolution)
+    n = resolution or default
+    if n ** dims > MAX_GRID_POINTS:
+        raise ArgumentError(
+            f"resolution {n:,} makes {n ** dims:,} grid points on a plane (at most "
+            f"{MAX_GRID_POINTS:,}: {int(MAX_GRID_POINTS ** 0.5):,} per axis)")
+    return n
 
 
 def check_limits(value: Any, dims: int) -> tuple[tuple[float, float], ...] | None:

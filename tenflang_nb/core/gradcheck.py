@@ -13,7 +13,7 @@ array([ 2., -4.])
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from .lexical import adjoint_name
 from .plan import Plan
 from .program import Program
 
-__all__ = ["GradRow", "central_difference", "check_gradients", "fd_gradient"]
+__all__ = ["GradRow", "central_difference", "check_gradients", "disagreeing", "fd_gradient"]
 
 Loss = Callable[[np.ndarray], float]  # the loss with one variable set to the given value
 
@@ -119,3 +119,15 @@ def check_gradients(program: Program, gcp_program: Program, loss: str,
                                     problem or ""))
             loss_run.set(w, base)
     return rows, skipped
+
+
+def disagreeing(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The weights with a component whose gradient disagrees, in order (``W`` for its
+    component ``W[0, 1]``), from rows as ``dataclasses.asdict`` gives :class:`GradRow` s.
+
+    >>> disagreeing([{"weight": "W[0, 1]", "ok": False}, {"weight": "b", "ok": True},
+    ...              {"weight": "W[1, 0]", "ok": False}])
+    ['W']
+    """
+    names = [row["weight"].split("[")[0] for row in rows if not row["ok"]]
+    return list(dict.fromkeys(names))

@@ -61,6 +61,8 @@ class Record:
     # the weights this step evaluated (a copy), for drawing the path of descent; None once
     # the history has thinned its snapshots out
     weights: Weights | None = field(default=None, compare=False, repr=False)
+    # the mean loss over the test data at these weights (None: no test data was given)
+    test_loss: float | None = None
 
 
 class History(Sequence[Record]):
@@ -310,10 +312,13 @@ class GradientDescent:
     shuffled mini-batches instead (each step's loss, gradient and convergence test are then
     those of its batch), and ``settings.optimizer`` picks the update rule. ``settings`` may
     be replaced between steps (the notebook's sliders do): it is read at every step.
+    ``test`` (``(data, n)``, as ``data`` and ``n``): test data, whose mean loss each record
+    also holds (``Record.test_loss``), computed by the GCP's forward pass at the same weights.
     """
 
     def __init__(self, gcp_program: Program, data: Mapping[str, np.ndarray], n: int,
-                 settings: TrainSettings | None = None, start: Weights | None = None) -> None:
+                 settings: TrainSettings | None = None, start: Weights | None = None,
+                 test: tuple[Mapping[str, np.ndarray], int] | None = None) -> None:
         self.gcp_program = gcp_program
         self.data = data
         self.n = n
@@ -344,7 +349,31 @@ class GradientDescent:
         self._needed: set[str] = set()
         for target in (self.loss_name, *self.grad_names.values()):
             self._needed |= ancestors(gcp_program, target)
+        self._test = None if test is None else self._bind_test(*test)
         self.state = self._start(self.initial)
+
+    def _bind_test(self, data: Mapping[str, np.ndarray], n: int) -> Run:
+        """The forward pass (only what the loss needs) bound to the test data once."""
+        plan = Plan(self.gcp_program, targets=[self.loss_name])
+        run = plan.bind({**data, **self.initial}, n, means=[self.loss_name])
+        if run.values.get(self.loss_name) is None:
+            raise TenFlangError([Diagnostic(
+                f"the loss '{self.loss_name}' is null on the test data: it lacks a value the "
+                "loss needs", self.gcp_program.file)])
+        return run
+
+    def test_loss(self, weights: Weights | None = None) -> float | None:
+        """The mean loss over the test data at ``weights`` (default: the current ones);
+        None without test data."""
+        run = self._test
+        if run is None:
+            return None
+        for w, value in (weights if weights is not None else self.state.weights).items():
+            run.set(w, value)
+        with np.errstate(all="ignore"):  # a NaN or infinite test loss is a value to show
+            run.run()
+            mean = run.mean(self.loss_name)
+        return None if mean is None else float(mean)
 
     @property
     def gcp(self) -> Program:
@@ -415,7 +444,7 @@ class GradientDescent:
                 self._needed):
             self._nonfinite()
         snapshot = {w: (v if isinstance(v, float) else v.copy()) for w, v in state.weights.items()}
-        record = Record(state.iterations, loss, norm, snapshot)
+        record = Record(state.iterations, loss, norm, snapshot, self.test_loss(snapshot))
         state.history.append(record)
         if norm <= s.tol:
             state.converged = state.done = True

@@ -1,5 +1,6 @@
 """``%%tenflang NAME [options]``: check a shape program, bind it to NAME, show its views;
-``%%tenflang_check NAME [RESULT]``: check a backward pass written by hand for model NAME.
+``%%tenflang_check NAME [RESULT]``: check a backward pass written by hand for model NAME;
+``%%tenflang_gcp NAME [VARIANT]``: train model NAME with its GCP edited by hand.
 
 >>> from IPython.core.interactiveshell import InteractiveShell
 >>> ip = InteractiveShell.instance(); load(ip)
@@ -24,6 +25,7 @@ from IPython.display import display
 
 from ..core.backprop_check import OPTIONS
 from ..core.datafiles import parse_data
+from ..core.edited import EditedGcp
 from ..core.errors import TenFlangError, printable
 from ..core.formatting import did_you_mean
 from ..core.grading import not_answered
@@ -35,6 +37,7 @@ from .model import TenFlangModel, as_examples, program_file
 from .views import VIEWS, default_views, describe_views, parse_views
 from .views.check import check_in_cell
 from .views.diagnostics import error_view, warnings_view
+from .views.edited import edit_summary
 
 __all__ = ["TenFlangMagics", "load", "unload"]
 
@@ -80,6 +83,35 @@ def _settings(args: Any) -> TrainSettings:
     return TrainSettings(**_given(SETTINGS, args))
 
 
+def _training_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of a cell that trains: the data, the test data, the settings, and what
+    the training panel shows."""
+    for option in reversed([
+        argument("--train", metavar="DATA",
+                 help="train on DATA: a variable (dict of arrays, DataFrame, list of dicts, "
+                      "a tenflang_nb.datasets set) or a data file path; shows the training "
+                      "panel."),
+        argument("--test", metavar="DATA",
+                 help="test data (a variable or a file, as --train): its loss is drawn "
+                      "dashed beside the training loss, and its points on the boundary."),
+        _table_options(SETTINGS),
+        argument("--no-live", action="store_true",
+                 help="train to the end before showing the panel (deterministic; for nbval, "
+                      "scripts, static notebooks). Plain IPython never trains live."),
+        argument("--landscape", action="store_true",
+                 help="show the loss landscape with the path of descent beside the loss "
+                      "curve (the panel's landscape box ticked; NAME.landscape() draws it "
+                      "too)."),
+        argument("--boundary", action="store_true",
+                 help="show the decision boundary, the output over the input plane with the "
+                      "data's points, updated as it trains (the panel's boundary box ticked; "
+                      "NAME.boundary() draws it too). For a program whose input is one "
+                      "'input x [2]' or two scalar inputs, with a scalar output."),
+    ]):
+        func = option(func)
+    return func
+
+
 @magics_class
 class TenFlangMagics(Magics):
     """The ``%%tenflang`` and ``%%tenflang_check`` cell magics."""
@@ -103,16 +135,7 @@ class TenFlangMagics(Magics):
               help="with --show step: in the backward pass the stepper stops before each "
                    "adjoint's value and asks for it; a right value reveals the line, a wrong "
                    "one gets a hint.")
-    @argument("--train", metavar="DATA",
-              help="train on DATA: a variable (dict of arrays, DataFrame, list of dicts) or "
-                   "a data file path; shows the training panel.")
-    @_table_options(SETTINGS)
-    @argument("--no-live", action="store_true",
-              help="train to the end before showing the panel (deterministic; for nbval, "
-                   "scripts, static notebooks). Plain IPython never trains live.")
-    @argument("--landscape", action="store_true",
-              help="show the loss landscape with the path of descent beside the loss curve "
-                   "(the panel's landscape box ticked; NAME.landscape() draws it too).")
+    @_training_options
     @cell_magic
     def tenflang(self, line: str, cell: str) -> None:
         """Check a TenFlang shape program, bind it to NAME and show its views.
@@ -136,7 +159,9 @@ class TenFlangMagics(Magics):
         name = args.name
         if name is not None and not _bindable(name):
             raise UsageError(f"{name!r} is not a valid Python name to bind the model to")
-        data = self._training_data(args.train) if args.train else None
+        data = self._training_data(args.train, "--train") if args.train else None
+        if args.test:
+            self._training_data(args.test, "--test")  # a usage error before anything runs
         example = self._example(args.example) if args.example is not None else None
 
         unanswered = not_answered(cell, program_file(name or "cell"), None)
@@ -164,7 +189,7 @@ class TenFlangMagics(Magics):
         if before:
             display(model.show(before, **shown))
         if data is not None:
-            trained = self._train(model, data, args)
+            trained = self._train(model, data, args, cell_file=model.program.file)
             if trained and after:
                 display(model.show(after, **shown))
 
@@ -258,32 +283,37 @@ class TenFlangMagics(Magics):
                              "to check: add 'declare loss L' and define it")
         return model
 
-    def _training_data(self, spec: str) -> Any:
+    def _training_data(self, spec: str, option: str = "--train") -> Any:
         ns = self.shell.user_ns
         if spec in ns:
             return ns[spec]
         path = os.path.expanduser(spec)
         if os.path.exists(path):
             return path
-        raise UsageError(printable(f"--train {spec}: no variable named {spec!r} and no file at "
-                                   "that path"))
+        raise UsageError(printable(f"{option} {spec}: no variable named {spec!r} and no file "
+                                   "at that path"))
 
-    def _train(self, model: TenFlangModel, data: Any, args: Any) -> bool:
-        """Build and show the training panel; True when there are trained weights to show."""
+    def _train(self, model: TenFlangModel, data: Any, args: Any, *,
+               cell_file: str | None) -> bool:
+        """Build and show the training panel; True when there are trained weights to show.
+        ``cell_file``: the file the cell's body was read as (its errors name the cell's line)."""
         live = not args.no_live and kernel_loop_running(self.shell)
+        test = self._training_data(args.test, "--test") if args.test else None
         try:
             table = as_examples(data)
-            panel = model.training_panel(table, live=live, landscape=args.landscape)
+            held_out = None if test is None else as_examples(test)
+            panel = model.training_panel(table, live=live, landscape=args.landscape,
+                                         test=held_out, boundary=args.boundary)
         except TenFlangError as err:
             display(error_view(err, model.source, title="Cannot train on this data.",
-                               cell_file=model.program.file))
+                               cell_file=cell_file))
             return False
         except ImportError:  # no widgets: train blocking, show the result as a table
             try:
-                model.train(table)
+                model.train(table, test=held_out)
             except TenFlangError as err:
                 display(error_view(err, model.source, title="Training failed.",
-                                   cell_file=model.program.file))
+                                   cell_file=cell_file))
                 return False
             display(model.training_summary())
             return True
@@ -294,6 +324,71 @@ class TenFlangMagics(Magics):
         panel.run_sync()  # before display: the saved output is the final state, once
         display(panel)
         return model.result is not None
+
+    @no_var_expand
+    @magic_arguments(name="%tenflang_gcp")
+    @argument("model", help="the model (a %%%%tenflang NAME cell) whose GCP the cell holds, "
+                            "edited.")
+    @argument("variant", nargs="?", default=None,
+              help="Python name to bind the model that trains with the edited GCP to "
+                   "(default: MODEL_edited).")
+    @argument("--example", metavar="EXAMPLE",
+              help="the example(s) the gradient check runs on: a record such as "
+                   "\"{x: 1.5, y: 0.2}\" (quoted), a variable holding data, or an index into "
+                   "the --train data (default: the whole --train data, as training uses).")
+    @_training_options
+    @cell_magic
+    def tenflang_gcp(self, line: str, cell: str) -> None:
+        """Train MODEL with the GCP in the cell: MODEL's GCP (MODEL.gcp), edited by hand.
+
+        Delete a fan-out term, flip a sign, and see what the wrong gradient does. The cell
+        is parsed like a program (errors show the line, with a caret; nothing is bound) and
+        must keep the GCP's interface: its inputs, its loss and an output d/L/d/w for every
+        weight. The edited model is bound to VARIANT; the gradient check (on --example, or
+        on the --train data) names every weight whose gradient the edit broke, against
+        finite differences of MODEL's loss; with --train the training panel draws the
+        edited GCP's loss beside the true GCP's, both from the same start with the same
+        settings. Then VARIANT.landscape(paths={...}) shows where each run went.
+
+        Example::
+
+            %%tenflang_gcp fan broken --train data --lr 0.5 --no-live
+            ... the GCP of fan, with one line changed ...
+        """
+        args = _parse(self.tenflang_gcp, line)
+        model = self._model(args.model)
+        name = args.variant or f"{args.model}_edited"
+        if not _bindable(name):
+            raise UsageError(f"{name!r} is not a valid Python name to bind the edited model to")
+        given = _given(SETTINGS, args)  # a bad value raises a TenFlangError: no traceback
+        data = self._training_data(args.train, "--train") if args.train else None
+        if args.test:
+            self._training_data(args.test, "--test")
+        example = self._example(args.example) if args.example is not None else None
+        try:
+            variant = model.with_gcp(cell, name)
+            variant.settings = model.settings.replace(**given)
+        except TenFlangError as err:
+            withheld = model.withheld is not None  # grading mode's message, not the cell's
+            display(error_view(err, None if withheld else cell,
+                               title="Nothing was bound." if withheld else
+                               "The edited GCP has errors: nothing was bound.",
+                               cell_file=None if withheld else f"{model.name} (edited GCP)"))
+            return
+        self.shell.user_ns[name] = variant
+        edited = variant.compiled
+        assert isinstance(edited, EditedGcp)
+        display(edit_summary(name, model.name, edited))
+        if example is None and data is None:
+            return
+        try:
+            if data is not None:  # what an index into the training data refers to
+                variant.data = as_examples(data)
+            display(variant.gradcheck(example if example is not None else variant.data))
+        except TenFlangError as err:
+            display(error_view(err, model.source, title="Cannot check the gradients."))
+        if data is not None:
+            self._train(variant, data, args, cell_file=None)  # the cell is no shape program
 
 
 def _bindable(name: str) -> bool:

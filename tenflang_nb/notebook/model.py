@@ -21,9 +21,8 @@ True
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from collections.abc import Mapping
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,23 +32,19 @@ from ..core.arguments import ArgumentError, check_arguments, check_instance, che
 from ..core.backprop import Gcp
 from ..core.backprop_check import BackpropCheck
 from ..core.bindings import as_examples, check_names, training_columns
-from ..core.cost import compare_modes
-from ..core.curvature import Curvature
-from ..core.datafiles import DataTable, from_records
+from ..core.datafiles import DataTable
+from ..core.edited import EditedGcp, edit_gcp
 from ..core.errors import TenFlangError
-from ..core.forward import ForwardProgram
 from ..core.gradcheck import check_gradients
 from ..core.grading import compiler_copy, not_answered
 from ..core.graph import DataFlowGraph
-from ..core.hvp import HvpProgram
-from ..core.landscape import Landscape, LossEvaluator, path_of, plane_for, plane_through
-from ..core.landscape import landscape as compute_landscape
-from ..core.lexical import GIVEN_KINDS, adjoint_name, split_lines
+from ..core.lexical import GIVEN_KINDS, split_lines
 from ..core.plan import Plan, TraceStep, plain, trace
 from ..core.program import Program
 from ..core.settings import SETTINGS_ARGUMENT, TrainSettings
 from ..core.train import GradientDescent, Record, TrainResult, Weights, initial_weights
 from . import stepper, views
+from .explorations import Explorations
 from .grading_mode import GRADING
 from .results import CheckReport, Cost, Evaluation, GradCheck
 from .stepper import StepperRun
@@ -60,8 +55,6 @@ from .views.step import stepper_view
 from .views.values import ExampleValues, values_view
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from .panel.widget import TrainingPanel
 
 __all__ = ["CheckReport", "Cost", "Evaluation", "GradCheck", "TenFlangModel", "as_examples"]
@@ -77,20 +70,25 @@ def _array(value: float | np.ndarray | None) -> np.ndarray | None:
     return None if value is None else np.array(value)
 
 
-class TenFlangModel:
+class TenFlangModel(Explorations):
     """A TenFlang program ready to look at, train and evaluate.
 
     Attributes: ``name``, ``source`` (the cell), ``program`` (core ``Program``), ``graph``
     (``DataFlowGraph``), ``compiled`` (the pruned ``Gcp``; None without a loss), ``settings``
     (the ``TrainSettings`` training starts from), ``weights`` (name -> value), ``history``
     (training ``Record`` list), ``result`` (last ``TrainResult``), ``data`` (the last
-    training data), ``panel`` (last training panel), ``costs`` (the last :meth:`cost`).
+    training data), ``panel`` (last training panel), ``costs`` (the last :meth:`cost`),
+    ``test_data`` (the test data of the last training run, if it had any).
 
     In grading mode (``notebook/grading_mode.py``), for a model an exercise grades, what would
     hand over an answer raises a :class:`TenFlangError` saying so: the compiled forms, the
     values and adjoints on an example, the gradient check, the stepper's backward half (its
     forward half is shown), and training when an exercise asks for a trained number.
     ``withheld`` is then the message (None otherwise): the views read it.
+
+    The compiled forms and grading mode's guards are :class:`CompiledForms`'s
+    (``notebook/forms.py``); the landscape, the boundary, the curvature and the cost
+    :class:`Explorations`'s (``notebook/explorations.py``).
     """
 
     def __init__(self, source: str, name: str = "model", settings: TrainSettings | None = None,
@@ -114,156 +112,24 @@ class TenFlangModel:
         self.data: DataTable | None = None
         self.panel: TrainingPanel | None = None
 
-    # ------------------------------------------------------------------ grading mode
-
-    @property
-    def withheld(self) -> str | None:
-        """Grading mode's message when this model's backward pass is withheld, else None."""
-        return GRADING.withheld(self.name, self.source, "the backward pass")
-
-    def _guard(self, what: str) -> None:
-        """Raise grading mode's message when ``what`` of this model is withheld."""
-        message = GRADING.withheld(self.name, self.source, what)
-        if message is not None:
-            raise TenFlangError.at(message, file=self.program.file,
-                                   hint="your %%tenflang_check cells check your answers line "
-                                        "by line and say what is right")
-
-    def _guard_training(self) -> None:
-        message = GRADING.training_withheld(self.name, self.source)
-        if message is not None:
-            raise TenFlangError.at(message, file=self.program.file,
-                                   hint="work the number out by hand, from the rule w <- w - "
-                                        "lr · d/L/d/w")
-
-    # ------------------------------------------------------------------ the compiled forms
-    # (the pruned GCP is made at once; the others when first asked for, then kept; the
-    # public names are guarded by grading mode, the model itself uses the private ones)
-
-    @property
-    def loss(self) -> str | None:
-        return self._compiled.loss if self._compiled is not None else None
-
-    @property
-    def warnings(self) -> list[Any]:
-        return list(self.program.warnings)
-
-    def _need_gcp(self) -> Gcp:
-        if self._compiled is None:
-            raise TenFlangError.at(
-                f"'{self.name}' declares no loss, so it has no gradient program",
-                file=self.program.file, hint="add 'declare loss <name>' and define it")
-        return self._compiled
-
-    @property
-    def compiled(self) -> Gcp | None:
-        """The pruned GCP (a core ``Gcp``); None without a loss."""
-        self._guard("the GCP (.compiled)")
-        return self._compiled
-
-    @property
-    def gcp(self) -> str:
-        """The (pruned) Gradient Computing Program as TenFlang text."""
-        self._guard("the GCP (.gcp)")
-        return self._need_gcp().text
-
-    @cached_property
-    def _compiled_full(self) -> Gcp:
-        self._need_gcp()
-        return api.compile(self.program, full=True)
-
-    @property
-    def compiled_full(self) -> Gcp:
-        """The full GCP: every adjoint ``d/L/d/v``, not only those the weights need."""
-        self._guard("the full GCP (.compiled_full)")
-        return self._compiled_full
-
-    @property
-    def gcp_full(self) -> str:
-        self._guard("the full GCP (.gcp_full)")
-        return self._compiled_full.text
-
-    @cached_property
-    def _compiled_forward(self) -> ForwardProgram:
-        self._need_gcp()
-        return api.compile_forward(self.program)
-
-    @property
-    def compiled_forward(self) -> ForwardProgram:
-        """The forward-mode program (``tfcompiler --forward``): the GCP's outputs, computed
-        by one sweep per weight component (``.text``, ``.lines``, ``.sweeps``)."""
-        self._guard("the forward-mode program (.compiled_forward)")
-        return self._compiled_forward
-
-    @cached_property
-    def _compiled_hvp(self) -> HvpProgram:
-        return api.compile_hvp(self._need_gcp())
-
-    @property
-    def compiled_hvp(self) -> HvpProgram:
-        """The Hessian-vector program (``tfcompiler --hvp``): the GCP, then the derivative of
-        every gradient along a direction ``v/<w>`` (``.text``, ``.lines``, ``.hvp_names()``)."""
-        self._guard("the Hessian-vector program (.compiled_hvp)")
-        return self._compiled_hvp
-
-    @cached_property
-    def _hvp_program(self) -> Program:
-        return self._compiled_hvp.program()
-
-    @property
-    def hvp_program(self) -> Program:
-        """The Hessian-vector program parsed back (what :meth:`hvp` runs)."""
-        self._guard("the Hessian-vector program (.hvp_program)")
-        return self._hvp_program
-
-    @cached_property
-    def _gcp_program(self) -> Program:
-        return self._need_gcp().program()
-
-    @property
-    def gcp_program(self) -> Program:
-        """The pruned GCP parsed back (what training runs)."""
-        self._guard("the GCP (.gcp_program)")
-        return self._gcp_program
-
-    @gcp_program.setter
-    def gcp_program(self, program: Program) -> None:  # a GCP of one's own to train with
-        self.__dict__["_gcp_program"] = program
-
-    @cached_property
-    def _full_gcp_program(self) -> Program:
-        return self._compiled_full.program()
-
-    @property
-    def full_gcp_program(self) -> Program:
-        """The full GCP parsed back (what shows every variable's adjoint)."""
-        self._guard("the full GCP (.full_gcp_program)")
-        return self._full_gcp_program
-
-    @property
-    def adjoints(self) -> dict[str, str]:
-        """Variable -> the name of its adjoint ``d/L/d/v``, for the variables that have one
-        (those that reach the loss)."""
-        if self.loss is None:
-            return {}
-        declared = self._full_gcp_program.decls
-        return {v: adjoint_name(self.loss, v) for v in self.graph.nodes
-                if adjoint_name(self.loss, v) in declared}
-
     # ------------------------------------------------------------------ training
 
-    def trainer(self, data: Any, settings: TrainSettings | None = None, **options: Any
-                ) -> GradientDescent:
+    def trainer(self, data: Any, settings: TrainSettings | None = None, *, test: Any = None,
+                **options: Any) -> GradientDescent:
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
-        with this model's ``settings`` changed by ``settings`` / ``options``."""
+        with this model's ``settings`` changed by ``settings`` / ``options``; ``test``: test
+        data, whose loss each record of the history also holds (``record.test_loss``)."""
         check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         self._guard_training()
         chosen = TrainSettings.of(settings or self.settings, **options)
-        return api.trainer(self._gcp_program, as_examples(data, self.program), chosen)
+        held_out = None if test is None else as_examples(test, self.program)
+        return api.trainer(self._gcp_program, as_examples(data, self.program), chosen,
+                           test=held_out)
 
-    def train(self, data: Any, settings: TrainSettings | None = None, **options: Any
-              ) -> TrainResult:
+    def train(self, data: Any, settings: TrainSettings | None = None, *, test: Any = None,
+              **options: Any) -> TrainResult:
         """Gradient descent to the end (blocking); keeps the weights and the history.
+        ``test``: test data, its loss computed at every step (``record.test_loss``).
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE).train({"x": [1.0], "y": [0.7]}, max_iter=3).iterations
@@ -271,35 +137,55 @@ class TenFlangModel:
         """
         check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         table = as_examples(data, self.program)
-        t = self.trainer(table, settings, **options)
+        held_out = None if test is None else as_examples(test, self.program)
+        t = self.trainer(table, settings, test=held_out, **options)
         with np.errstate(all="ignore"):
             t.run()
         self.adopt(t, table)
+        self.test_data = held_out
         assert self.result is not None
         return self.result
 
     def training_panel(self, data: Any, settings: TrainSettings | None = None, *,
-                       live: bool = True, landscape: bool = False, **options: Any
-                       ) -> TrainingPanel:
+                       live: bool = True, landscape: bool = False, test: Any = None,
+                       boundary: bool = False, **options: Any) -> TrainingPanel:
         """A training panel (sliders, Train/Stop/Reset, live loss curve) on ``data``;
         ``landscape=True`` ticks its box: the loss landscape with the path of descent beside
-        the curve (as :meth:`landscape` draws it by default).
+        the curve (as :meth:`landscape` draws it by default). ``test``: test data, its loss
+        a dashed curve beside the training loss. A model with a two-component input and a
+        scalar output gets a **boundary** box (``boundary=True`` ticks it): the output over
+        the input plane with the training and test points, as :meth:`boundary` draws it. A
+        model made by :meth:`with_gcp` also trains the true GCP, from the same start with the
+        same settings, and draws its loss as a second curve.
 
         Each finished run updates ``weights``/``history``. Display it, then ``.start()``
         (live) or call ``.run_sync()`` first for one deterministic run.
         """
         check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
-        check_arguments(live=live, landscape=landscape)
+        check_arguments(live=live, landscape=landscape, boundary=boundary)
         from .panel.widget import TrainingPanel  # widgets and matplotlib only when training
 
         self._guard_training()
         table = as_examples(data, self.program)
+        held_out = None if test is None else as_examples(test, self.program)
         chosen = TrainSettings.of(settings or self.settings, **options)
         # built now so bad data raises here, where the caller can show it, not in the panel
-        first = self.trainer(table, chosen)
-        self.panel = TrainingPanel(lambda s: self.trainer(table, s), chosen, trainer=first,
-                                   live=live, landscape=landscape,
-                                   on_finish=lambda t: self.adopt(t, table))
+        first = self.trainer(table, chosen, test=held_out)
+        plane = self.boundary_evaluator(table, test=held_out, resolution=50) if (
+            boundary or self._has_plane()) else None
+        original = self._compiled.original if isinstance(self._compiled, EditedGcp) else None
+        reference = None if original is None else api.trainer(
+            original.program(), table, chosen, start=first.initial, test=held_out)
+
+        def finished(trainer: GradientDescent) -> None:
+            self.adopt(trainer, table)
+            self.test_data = held_out
+
+        self.panel = TrainingPanel(
+            lambda s: self.trainer(table, s, test=held_out), chosen, trainer=first, live=live,
+            landscape=landscape, boundary=plane, show_boundary=boundary, reference=reference,
+            label="edited GCP" if reference else None, reference_label="true GCP",
+            on_finish=finished)
         return self.panel
 
     def newton(self, data: Any, *, start: Weights | None = None, max_iter: int = 20,
@@ -351,24 +237,6 @@ class TenFlangModel:
         """
         table = as_examples(inputs, self.program)
         return Evaluation(api.evaluate(self.program, table, self.weights), table)
-
-    def example(self, example: Any = None) -> DataTable:
-        """One or more examples: an index into the training data (default 0) or the data
-        itself (a dict, a list of dicts, a path...)."""
-        if example is None:
-            example = 0
-        if isinstance(example, int | np.integer) and not isinstance(example, bool):
-            if self.data is None:
-                raise TenFlangError.at(
-                    "no training data yet: give the example itself, e.g. "
-                    "{'x': 1.0, 'y': 0.5}", file=self.program.file)
-            n = len(self.data)
-            if not -n <= int(example) < n:
-                raise TenFlangError.at(
-                    f"example {int(example)} is out of range: the training data has {n}",
-                    file=self.program.file)
-            return from_records([self.data.record(int(example))], "<example>")
-        return as_examples(example, self.program)
 
     def _data_names(self, program: Program) -> list[str]:
         return [n for n in program.names(*GIVEN_KINDS) if n not in self.weights]
@@ -550,166 +418,50 @@ class TenFlangModel:
                                     seed=seed, name=self.name, formulas=not grading)
         return CheckReport.of(result)
 
-    def cost(self, data: Any = None, *, examples: int = 100, budget: float = 0.2) -> Cost:
-        """What one gradient costs in forward mode and in reverse mode: sweeps, lines
-        executed, numbers kept in memory (counted), and the time per gradient (measured by
-        running both programs, ``budget`` seconds each at least, on the same ``examples``
-        examples: from ``data``, else the training data, else random values). Displays as
-        a table; the numbers are attributes. Also kept as ``costs`` (the ``cost`` view).
-        With many weight components, forward mode's time comes from a sample of its sweeps
-        (``.timing_note`` says so); a measurement too big for memory is refused, saying how
-        many ``examples`` fit.
+    # ------------------------------------------------------------------ an edited GCP
 
-        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
-        >>> c = TenFlangModel(SEED_EXAMPLE).cost(examples=4, budget=0.0)
-        >>> c.forward.sweeps, c.reverse.sweeps, c.forward.lines, c.reverse.lines
-        (1, 1, 9, 10)
+    def with_gcp(self, text: str, name: str | None = None) -> TenFlangModel:
+        """A variant of this model that trains with ``text``, this model's GCP edited by hand
+        (a fan-out term deleted, a sign flipped...): its ``gcp`` is the edited one, and
+        ``train``, ``training_panel``, ``gradcheck`` and ``trace`` use it.
+
+        The text is parsed like any program (errors name ``NAME (edited GCP)`` and the line)
+        and must keep the GCP's interface: its inputs, the loss, an output ``d/L/d/w`` for
+        every weight. ``gradcheck`` then names the weights whose gradient the edit broke
+        (against finite differences of the unedited shape program's loss); the training
+        panel draws the true GCP's run beside the edited one; ``landscape(paths=...)`` shows
+        where the wrong gradient walks. ``name``: the variant's (default ``NAME_edited``).
+        Grading mode withholds it for a model an exercise grades (the edit shows the GCP).
+
+        >>> sq = TenFlangModel("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n",
+        ...                    "sq")
+        >>> broken = sq.with_gcp(sq.gcp.replace("add w w", "w"))
+        >>> broken.gcp.splitlines()[10], broken.compiled.changed
+        ('define d/L/d/w = w', (11,))
+        >>> broken.weights["w"] = 1.0
+        >>> check = broken.gradcheck({})
+        >>> check.ok, check.wrong, round(check[0]["gcp"], 3), round(check[0]["numeric"], 3)
+        (False, ['w'], 1.0, 2.0)
         """
-        gcp = self._need_gcp()
-        if not self.weights:
-            raise TenFlangError.at(f"'{self.name}' has no weights: there is no gradient to "
-                                   "cost", file=self.program.file)
-        table = self.data if data is None else as_examples(data, self.program)
-        comparison = compare_modes(self.program, table, self.weights, examples=examples,
-                                   budget=budget, gcp=gcp)
-        self.costs = Cost.of(comparison)
-        return self.costs
-
-    # ------------------------------------------------------------------ curvature
-
-    def curvature(self, data: Any = None) -> Curvature:
-        """The curvature of the mean loss over ``data`` (default: the data of the last
-        training run; an index: that training example) at the current weights, from the
-        Hessian-vector program: ``.hvp(v)``, ``.gradient()``, ``.top_eigenvalue()`` (the
-        largest eigenvalue of the Hessian by power iteration; ``.lr_limit`` is 2 / it) and
-        ``.newton()``.
-
-        >>> lin = TenFlangModel("declare input x\\ndeclare weight a\\ndeclare loss L\\n"
-        ...                     "declare intvar e\\ndefine e = mul a x\\ndefine L = mul e e\\n")
-        >>> lin.curvature({"x": [1.0, 2.0]}).top_eigenvalue().value  # the mean of 2 x^2
-        5.0
-        """
-        self._need_gcp()
-        if not self.weights:
-            raise TenFlangError.at(f"'{self.name}' has no weights: its loss has no gradient, "
-                                   "so no Hessian", file=self.program.file)
-        if isinstance(data, int | np.integer) and not isinstance(data, bool):
-            table = self.example(data)
-        else:
-            table = self._data_table(data)
-        return api.curvature(self.hvp_program, table, self.weights,
-                             engine=self.settings.engine)
-
-    def hvp(self, v: Weights, data: Any = None) -> Weights:
-        """The Hessian of the mean loss over ``data`` (as :meth:`curvature` takes it) times
-        the direction ``v`` (a value for each weight), at the current weights: one run of
-        the Hessian-vector program (:attr:`compiled_hvp`).
-
-        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
-        >>> TenFlangModel(SEED_EXAMPLE).hvp({"w": 1.0}, {"x": [2.0], "y": [0.5]})
-        {'w': 0.5}
-        """
-        return self.curvature(data).hvp(v)
-
-    def _data_table(self, data: Any) -> DataTable:
-        """``data`` as examples; None: the data of the last training run."""
-        table = self.data if data is None else as_examples(data, self.program)
-        if table is None:
-            raise TenFlangError.at(
-                f"'{self.name}' has no training data yet: train it first, or give data=...",
-                file=self.program.file)
-        return table
-
-    # ------------------------------------------------------------------ the loss landscape
-
-    def loss_evaluator(self, data: Any = None) -> LossEvaluator:
-        """The mean loss over ``data`` (default: the data of the last training run) at any
-        weights, many settings at a time (``.losses(points)``; see ``core.landscape``)."""
-        loss = self._need_gcp().loss
-        table = self._data_table(data)
-        weights = self.program.names("weight")
-        columns = training_columns(self.program, table, weights, [loss])
-        return LossEvaluator(self.program, columns, len(table), weights, loss,
-                             engine=self.settings.engine)  # the engine training uses
-
-    def landscape_data(self, along: Any = None, *, through: Any = None, seed: int = 0,
-                       resolution: int | None = None, limits: Any = None, data: Any = None,
-                       paths: Mapping[str, Any] | None = None) -> Landscape:
-        """The numbers :meth:`landscape` draws: the grid's coordinates (``.grid``), the mean
-        loss at each grid point (``.loss``), the slice (``.plane``) and the paths
-        (``.paths``: each with ``.iterations``, ``.coords``, ``.loss``, ``.distance``).
-
-        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
-        >>> net = TenFlangModel(SEED_EXAMPLE)
-        >>> _ = net.train({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, lr=2, max_iter=20)
-        >>> land = net.landscape_data(resolution=5)
-        >>> land.plane.labels, land.loss.shape, len(land.paths[0])
-        (('w',), (5,), 21)
-        """
-        check_arguments(seed=seed, resolution=resolution)
-        if through is not None:
-            check_instance("through", through, Mapping | list | tuple,
-                           "two or three weight settings (a list, or a dict naming them)")
-        if paths is not None:
-            check_instance("paths", paths, Mapping, "a dict of runs ({label: model, "
-                           "TrainResult or list of Records})")
-        evaluator = self.loss_evaluator(data)
-        layout = evaluator.layout
-        if through is not None:
-            if along is not None:
-                raise TenFlangError.at("give along= or through=, not both")
-            if isinstance(through, Mapping):
-                points = {str(k): getattr(v, "weights", v) for k, v in through.items()}
-                plane = plane_through(layout, points)
-            else:
-                plane = plane_through(layout, [getattr(v, "weights", v) for v in through])
-        else:
-            if isinstance(along, str):
-                along = [along]
-            plane = plane_for(layout, self.weights, along, seed=seed)
-        runs = {self.name: self} if paths is None else dict(paths)
-        drawn = [path_of(plane, layout, run, str(label),
-                         current=self.weights if run is self else None)
-                 for label, run in runs.items()]
-        return compute_landscape(evaluator, plane, drawn, resolution=resolution, limits=limits)
-
-    def landscape(self, along: Any = None, *, through: Any = None, seed: int = 0,
-                  resolution: int | None = None, limits: Any = None, data: Any = None,
-                  paths: Mapping[str, Any] | None = None, log: bool | None = None,
-                  title: str | None = None) -> Figure:
-        """The loss landscape with the path of descent, as a matplotlib figure (shown as a
-        PNG; made without pyplot, so your own figures are untouched).
-
-        With one weight, the loss against it with the descent steps on the curve; with two,
-        contours over both with the path. With more, a slice through the current (final)
-        weights: ``along=("W1[0, 3]", "b2[1]")`` varies two weight components (one gives a
-        curve), the default two random filter-normalised directions (Li et al. 2018) drawn
-        with ``seed``, with the path projected onto the slice (the figure says how far off
-        it the path runs). ``through=[w_a, w_b(, w_c)]`` (or ``{name: weights or model}``)
-        draws the line or plane through those weight settings instead.
-
-        ``paths``: the runs to draw, ``{label: model, TrainResult or list of Records}``
-        (default: this model's last run, from its history; a long run keeps a thinned-out
-        set of weight snapshots, the first and last always). ``resolution`` grid points
-        per axis (201 for a curve, 50 for contours); ``limits`` (low, high) per axis (default:
-        the path with a margin, and at least [-1, 1] for directions); ``data`` (default: the
-        training data); ``log`` a logarithmic loss scale (default: when it spans more than
-        three decades). ``.landscape`` on the figure holds the numbers
-        (:meth:`landscape_data`).
-
-        >>> from tenflang_nb.core.examples import SEED_EXAMPLE
-        >>> net = TenFlangModel(SEED_EXAMPLE)
-        >>> _ = net.train({"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}, lr=2, max_iter=20)
-        >>> fig = net.landscape()
-        >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
-        ('w', 'mean loss lambda')
-        """
-        check_arguments(log=log, title=title)
-        from .figures.landscape import landscape_figure  # matplotlib only when drawing
-
-        land = self.landscape_data(along, through=through, seed=seed, resolution=resolution,
-                                   limits=limits, data=data, paths=paths)
-        return landscape_figure(land, title=title, log=log)
+        (text,) = check_arguments(text=text)
+        name = f"{self.name}_edited" if name is None else check_name("name", name)
+        # the edit's diff shows the compiled GCP's lines: grading mode withholds it
+        self._guard("the GCP, to edit (.with_gcp(), %%tenflang_gcp)")
+        compiled = self._need_gcp()
+        if isinstance(compiled, EditedGcp) and compiled.original is not None:
+            compiled = compiled.original  # an edit of an edit: still against the true GCP
+        edited = edit_gcp(compiled, text, f"{self.name} (edited GCP)")
+        variant = copy.copy(self)
+        for cached in ("_gcp_program", "_compiled_hvp", "_hvp_program"):
+            variant.__dict__.pop(cached, None)  # the edited GCP's, when first asked for
+        variant.name = name
+        variant._compiled = edited
+        variant.weights = initial_weights(
+            {w: self.program.shapes[w] for w in self.program.names("weight")},
+            self.settings.init, self.settings.seed)
+        variant.history, variant.result, variant.data, variant.test_data = [], None, None, None
+        variant.panel, variant.costs = None, None
+        return variant
 
     # ------------------------------------------------------------------ display
 

@@ -7,7 +7,7 @@ view is made, and embedded in it, so answering needs no kernel:
   arrives), and for a tensor which entry (the largest in magnitude, outlined on the node);
 * the right value and the tolerance it is accepted within (:func:`tolerance`);
 * the usual wrong values, each with its hint: the backward-pass checker's hypotheses
-  (``core/backprop_check/hints.py``), asked in advance for the values they describe
+  (``core/backprop_check/hints/``), asked in advance for the values they describe
   (``hints.mistakes``), on this very example (``Reference(given=...)``).
 
 >>> from tenflang_nb.core.examples import SEED_EXAMPLE

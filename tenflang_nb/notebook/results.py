@@ -18,7 +18,7 @@ from typing import Any
 from ..core.backprop_check import BackpropCheck
 from ..core.cost import ModeComparison
 from ..core.datafiles import DataTable
-from ..core.gradcheck import GradRow
+from ..core.gradcheck import GradRow, disagreeing
 from .views.check import backprop_check_html
 from .views.cost import cost_html
 from .views.results import evaluation_html, evaluation_text, gradcheck_html, gradcheck_text
@@ -50,8 +50,9 @@ class Evaluation(_Table):
 
 
 class GradCheck(_Table):
-    """Rows ``{weight, gcp, numeric, rel_error, ok}``: the GCP's gradient against central
-    finite differences of the loss, one row per weight component."""
+    """Rows ``{weight, gcp, numeric, rel_error, ok, problem}``: the GCP's gradient against
+    central finite differences of the loss, one row per weight component (``problem``: which
+    side is NaN or infinite, when one is)."""
 
     def __init__(self, rows: list[GradRow], eps: float, rtol: float, skipped: int) -> None:
         super().__init__(dataclasses.asdict(row) for row in rows)
@@ -61,6 +62,12 @@ class GradCheck(_Table):
     def ok(self) -> bool:
         """True when every component agrees."""
         return all(row["ok"] for row in self)
+
+    @property
+    def wrong(self) -> list[str]:
+        """The weights with a component whose gradient disagrees, in order (``W`` for
+        ``W[0, 1]``): after an edit of the GCP, the weights whose gradient it broke."""
+        return disagreeing(self)
 
     @property
     def max_rel_error(self) -> float:

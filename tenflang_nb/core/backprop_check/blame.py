@@ -13,7 +13,9 @@ Helpers have no reference value, so this is a choice:
   helper is blamed when replacing its value by one of the compiler's values for that
   variable (a local partial, a piece of one, an incoming adjoint) makes the checked line
   right; a right helper that does so was used where another value belongs, and the line
-  using it is blamed. Otherwise the checked line itself is blamed.
+  using it is blamed. Then a helper whose own line, written otherwise (a transpose, another
+  operator, another operand: ``hints.rewrites``), makes the checked line right is blamed.
+  Otherwise the checked line itself is blamed.
 * The blamed lines are the *root* wrong lines; ``first_wrong_line`` is the first of them.
   Lines that inherit a mistake name the root lines it comes from.
 
@@ -30,7 +32,7 @@ import numpy as np
 
 from ..lexical import adjoint_name, derivative_parts, split_derivative
 from ..syntax import Define
-from .hints import hint, misused_helper_hint
+from .hints import hint, misused_helper_hint, rewrites
 from .report import AdjointVerdict, BackpropCheck, LineVerdict
 from .student import StudentLines
 
@@ -89,7 +91,9 @@ class _Blame:
         ``backward``, a value of the backward pass (an adjoint, a local partial, a temporary
         ``d/o/d/z:0``), not of the forward pass, and not a mere number."""
         if t not in self._matched:
-            self._matched[t] = self.ref.matches(self.iso[t])
+            # the names the line itself uses first: d/L/d/b, not d/L/d/e of the same value
+            own = set(self.define_of[t].variables())
+            self._matched[t] = sorted(self.ref.matches(self.iso[t]), key=lambda n: n not in own)
         if backward and self.ref.n > 1 and np.all(self.iso[t] == self.iso[t].flat[0]):
             return None  # a number (1, 2) equals constants of the compiler's by chance
         return next((n for n in self._matched[t]
@@ -118,14 +122,12 @@ class _Blame:
                 continue
             cone = self._cone(c)
             block = sorted([*cone, c], key=self.position.__getitem__)
-            if any(a in self.expected and a not in self.student.substitute
-                   for t in block for a in self.define_of[t].variables()):
-                continue  # built on a value of the wrong shape: that line is the culprit
             blame_on, why = self._repair(c, cone, block, known_right)
             if blame_on not in blamed:
                 blamed[blame_on] = why
 
         verdicts: dict[str, LineVerdict] = {}
+        tainted = self.student.tainted  # computed from the right value of a wrong line
         for t in order:
             d = self.define_of[t]
             role = self.role[t]
@@ -137,8 +139,8 @@ class _Blame:
                 if blamed[t].value is not None:
                     expected = blamed[t].value
             elif role != "helper":
-                status = "right" if chain_ok[t] else "inherits"
-            elif not self.close(self.chained[t], self.iso[t]):
+                status = "right" if chain_ok[t] and t not in tainted else "inherits"
+            elif not self.close(self.chained[t], self.iso[t]) or t in tainted:
                 status = "inherits"
             elif not feeds[t]:
                 status = "unused"
@@ -169,10 +171,11 @@ class _Blame:
                     h = why.misused
                     v.hint = misused_helper_hint(self.ref, h, verdicts[h].line,
                                                  str(self.matched(h, backward=True)),
-                                                 why.reference,
-                                                 why.belongs)
+                                                 why.reference, why.belongs,
+                                                 self.student.written(self.define_of[h]))
                 else:
-                    v.hint = hint(self.ref, v, self.iso[t])
+                    v.hint = hint(self.ref, v, self.iso[t],
+                                  self.student.written(self.define_of[t]))
 
         adjoints = self._adjoints(verdicts, required)
         sample = {n: float(v[0]) for n, v in self.ref.data.items() if v[0].shape == ()}
@@ -229,9 +232,27 @@ class _Blame:
                 name, value = found
                 if group is suspects:
                     return h, _Root(name, value)
-                should = self.student.recompute(self._downstream(h, block), {h: value})[user]
-                return user, _Root(name, should, misused=h, belongs=value)
+                should = self.student.recompute(self._downstream(h, block), {h: value})
+                assert should is not None
+                return user, _Root(name, should[user], misused=h, belongs=value)
+        for h in sorted(suspects, key=self.position.__getitem__):
+            value = self._rewrite(c, h, block)
+            if value is not None:
+                return h, _Root(value=value)
         return c, _Root()
+
+    def _rewrite(self, c: str, h: str, block: list[str]) -> Array | None:
+        """The value of the helper ``h``'s line written otherwise (a transpose, another
+        operator, another operand: see ``hints.rewrites``) that makes ``c`` right."""
+        lines = self._downstream(h, block)
+        for _, value in rewrites(self.ref, self.student.written(self.define_of[h])):
+            if self.budget < len(lines) + 1:
+                return None
+            self.budget -= len(lines) + 1
+            local = self.student.recompute(lines, {h: value})
+            if local is not None and self.close(local[c], self.expected[c]):
+                return value
+        return None
 
     def _try(self, c: str, h: str, block: list[str], candidates: list[tuple[str, Array]]
              ) -> tuple[str, Array] | None:
@@ -244,7 +265,7 @@ class _Blame:
                 return None
             self.budget -= len(lines)
             local = self.student.recompute(lines, {h: value})
-            if self.close(local[c], self.expected[c]):
+            if local is not None and self.close(local[c], self.expected[c]):
                 return name, value
         return None
 

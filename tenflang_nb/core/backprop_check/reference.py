@@ -13,7 +13,7 @@ allocated.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,12 +23,12 @@ from ..backprop import compile_program
 from ..draws import draw_values
 from ..errors import TenFlangError
 from ..lexical import GIVEN_KINDS, adjoint_name, derivative_parts, derived_names
-from ..ops import OPS
+from ..ops import OPS, Const
 from ..plan import Plan
 from ..program import Program, ancestors, check
 from ..syntax import Declare, Define, Statement
 
-__all__ = ["MAX_FLOATS", "Reference", "TooLarge", "Use", "code", "too_large"]
+__all__ = ["MAX_FLOATS", "Reference", "TooLarge", "Use", "code", "run_line", "too_large"]
 
 Array = np.ndarray
 
@@ -348,6 +348,32 @@ def too_large(numbers: int, what: str, per_draw: int, draws: int, file: str) -> 
         hint=f"check on {fits} draw{'s' * (fits != 1)} (draws={fits}, --draws {fits})"
         if fits else "check a backward pass on a smaller model of the same form (smaller "
         "shapes): its lines are the same")
+
+
+def run_line(op: str | None, args: Sequence[Array | Const], n: int) -> Array | None:
+    """One line ``op args`` run by the planner on ``n`` draws (an array operand holds a value
+    per draw, on axis 0); None when the operands' shapes do not fit the operator.
+
+    >>> run_line("matmul", [np.ones((2, 3)), np.ones((2, 3, 4))], 2).shape
+    (2, 4)
+    >>> run_line("matmul", [np.ones((2, 3)), np.ones((2, 4, 3))], 2) is None
+    True
+    """
+    names = [f"a{i}" for i in range(len(args))]
+    statements: list[Statement] = [Declare("input", a, tuple(v.shape[1:]) or None)
+                                   for a, v in zip(names, args, strict=True)
+                                   if isinstance(v, np.ndarray)]
+    operands = tuple(a if isinstance(v, np.ndarray) else v for a, v in zip(names, args,
+                                                                         strict=True))
+    statements += [Declare("intvar", "t", None), Define("t", op, operands)]
+    try:
+        program = check(statements, "<line>")
+    except TenFlangError:
+        return None
+    env = {a: v for a, v in zip(names, args, strict=True) if isinstance(v, np.ndarray)}
+    value = Plan(program).run(env, n).value("t")
+    assert value is not None
+    return np.array(np.broadcast_to(value, (n, *program.shapes["t"])))
 
 
 def code(d: Define | None) -> str:

@@ -6,11 +6,16 @@ student's line), and their lines run after the shape program's forward pass, twi
   compiler names it, replaced by its right value; helpers recomputed from those).
 
 An adjoint the student uses but does not define takes the compiler's value (it is *given*),
-so one block of the backward pass can be checked at a time.
+so one block of the backward pass can be checked at a time. A checked line whose value has
+the wrong shape is *detached*: the lines after it run on its right value (they are
+``tainted``: wrong only because of it), so one wrong shape does not stop the check; a line
+whose operands' shapes do not fit its operator is an error whose hint says why
+(``hints.shape_error_hint``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping
@@ -20,11 +25,13 @@ import numpy as np
 from .. import lexical
 from ..errors import Diagnostic, TenFlangError
 from ..formatting import did_you_mean
-from ..lexical import GIVEN_KINDS, adjoint_name, derivative_parts
+from ..lexical import GIVEN_KINDS, adjoint_name, derivative_parts, derived_names
+from ..ops import OPS, Const, Shape, ShapeError
 from ..plan import Plan
 from ..program import Program, check
 from ..syntax import Comment, Declare, Define, Statement, parse_line
-from .reference import Reference, too_large
+from .hints import Written, shape_error_hint
+from .reference import Reference, run_line, too_large
 
 __all__ = ["StudentLines", "parse_student"]
 
@@ -152,39 +159,81 @@ class StudentLines:
         self.statements = statements
         self.defines = [s for s in statements if isinstance(s, Define)]
         self.targets = {d.target for d in self.defines}
-        assembled, self.given = self._assemble(file)
-        self.shapes = assembled.shapes
+        self.role, self.expected = self._roles()
+        own, self._known, failed = self._shapes()
+        self.lines = {d.target: d.src.line for d in self.defines}
+        used = {a for d in self.defines for a in d.variables()}
+        # A checked line of the wrong shape that later lines use keeps its value under another
+        # name: those lines get the right value (and inherit the mistake, ``tainted``).
+        self.detached = {t for t, shape in own.items() if t in self.expected and t in used
+                         and shape != self.expected[t].shape[1:]}
+        self.tainted: set[str] = set()
+        for d in self.defines:
+            if any(a in self.detached or a in self.tainted for a in d.variables()):
+                self.tainted.add(d.target)
+        assembled, self.given, rename = self._assemble(file, failed)
+        self.shapes = {**assembled.shapes,
+                       **{t: assembled.shapes[r] for t, r in rename.items()}}
         n = ref.n
         # the run keeps every value once, the chained and isolated values copy the student's
         per_draw = sum(math.prod(s) for s in self.shapes.values()) + 2 * sum(
             math.prod(self.shapes[d.target]) for d in self.defines)
         too_large(n * per_draw, "your backward pass, run after the forward pass,", per_draw,
                   n, file)
-        run = Plan(assembled).run({**ref.data, **{g: ref.values[g] for g in self.given}}, n)
+        run = Plan(assembled).run({**ref.data, **{g: ref.values[g] for g in self.given},
+                                   **{t: self.expected[t] for t in self.detached}}, n)
         self.chained = {d.target: np.array(np.broadcast_to(
-            run.value(d.target), (n, *self.shapes[d.target]))) for d in self.defines}
-        self.expected: dict[str, Array] = {}
-        self.role: dict[str, str] = {}
+            run.value(rename.get(d.target, d.target)), (n, *self.shapes[d.target])))
+            for d in self.defines}
+        self.iso = self.isolated(self.defines, {})
+
+    def _roles(self) -> tuple[dict[str, str], dict[str, Array]]:
+        """Each line's role (``adjoint``, ``partial`` or ``helper``) and the right value of
+        each checked line (an adjoint or a local partial the compiler names so)."""
+        role: dict[str, str] = {}
+        expected: dict[str, Array] = {}
         for d in self.defines:
             parts = derivative_parts(d.target)
             if parts is not None and parts[0] == self.loss:
-                self.role[d.target] = "adjoint"
-                self.expected[d.target] = ref.adjoint(parts[1])
-            elif parts is not None and d.target in ref.values:
-                self.role[d.target] = "partial"
-                self.expected[d.target] = ref.values[d.target]
+                role[d.target] = "adjoint"
+                expected[d.target] = self.ref.adjoint(parts[1])
+            elif parts is not None and d.target in self.ref.values:
+                role[d.target] = "partial"
+                expected[d.target] = self.ref.values[d.target]
             else:
-                self.role[d.target] = "helper"
-        # an operand replaced by its right value in isolation: checked, and of the right shape
-        self.substitute = {c for c, e in self.expected.items()
-                           if self.chained[c].shape == e.shape}
-        self.iso = self.isolated(self.defines, {})
+                role[d.target] = "helper"
+        return role, expected
+
+    def _shapes(self) -> tuple[dict[str, Shape], dict[str, Shape], list[Define]]:
+        """Each line's own shape by the operators' shape rules; the shape each name has for
+        the lines that use it (a checked line's is the right one's); the lines whose operands'
+        shapes do not fit their operator."""
+        known = dict(self.program.shapes)
+        known.update({adjoint_name(self.loss, v): s for v, s in self.program.shapes.items()})
+        own: dict[str, Shape] = {}
+        failed = []
+        for d in self.defines:
+            shapes = [() if isinstance(a, Const) else known.get(a) for a in d.args]
+            if any(s is None for s in shapes) or (d.op is not None and d.op not in OPS):
+                continue  # the program's check reports it
+            try:
+                shape = shapes[0] if d.op is None else OPS[d.op].shape_rule(*shapes)
+            except ShapeError:
+                failed.append(d)
+                continue
+            own[d.target] = shape
+            known[d.target] = (self.expected[d.target].shape[1:] if d.target in self.expected
+                               else shape)
+        return own, known, failed
 
     # -------------------------------------------------------------- assembling and running
 
-    def _assemble(self, file: str) -> tuple[Program, list[str]]:
+    def _assemble(self, file: str, failed: list[Define]
+                  ) -> tuple[Program, list[str], dict[str, str]]:
         """Forward pass + the compiler's adjoints the student uses without defining them +
-        the student's lines (declared intvar where they did not declare them)."""
+        the student's lines (declared intvar where they did not declare them; a detached
+        line renamed, its name given the right value): the program, the adjoints given, the
+        detached lines' new names. A line whose operands do not fit gets its hint here."""
         program = self.program
         statements: list[Statement] = []
         for s in program.statements:
@@ -193,7 +242,11 @@ class StudentLines:
                 statements.append(Declare(kind, s.name, program.shapes[s.name] or None, s.src))
             elif isinstance(s, Define):
                 statements.append(s)
-        declared = {s.name for s in self.statements if isinstance(s, Declare)}
+        taken = {*program.decls, *self.targets, *(s.name for s in self.statements
+                                                  if isinstance(s, Declare))}
+        rename = {t: derived_names(t, [".yours"], taken)[0] for t in self.detached}
+        mine = [_renamed(s, rename) for s in self.statements if not isinstance(s, Comment)]
+        declared = {s.name for s in mine if isinstance(s, Declare)}
         given: list[str] = []
         for d in self.defines:
             for a in d.variables():
@@ -204,20 +257,67 @@ class StudentLines:
                     statements.append(Declare("input", a, program.shapes[parts[1]] or None))
                     if a not in self.ref.values:  # a variable that cannot affect the loss
                         self.ref.values[a] = self.ref.adjoint(parts[1])
+        for t in self.detached:
+            statements.append(Declare("input", t, self.expected[t].shape[1:] or None))
         for d in self.defines:
-            if d.target not in declared:
-                declared.add(d.target)
-                statements.append(Declare("intvar", d.target, None, d.src))
-        statements.extend(s for s in self.statements if not isinstance(s, Comment))
-        return check(statements, file), given
+            target = rename.get(d.target, d.target)
+            if target not in declared:
+                declared.add(target)
+                statements.append(Declare("intvar", target, None, d.src))
+        statements.extend(mine)
+        try:
+            return check(statements, file), given, rename
+        except TenFlangError as err:
+            raise self._explained(err, failed) from None
+
+    def _explained(self, err: TenFlangError, failed: list[Define]) -> TenFlangError:
+        """``err`` with a hint for each line whose operands' shapes do not fit."""
+        lines = {d.src.line: d for d in failed}
+        wanted = self._wanted()
+        diagnostics = []
+        for diag in err.diagnostics:
+            d = lines.get(diag.line)
+            why = (shape_error_hint(self.ref, Written(d, lines=self.lines), self._known,
+                                    wanted.get(d.target)) if d is not None else None)
+            # a diagnostic's hint quotes code as the others do ('...'), not between backticks
+            diagnostics.append(dataclasses.replace(diag, hint=why.replace("`", "'"))
+                               if why else diag)
+        return TenFlangError(diagnostics)
+
+    def _wanted(self) -> dict[str, Shape]:
+        """The shape each helper should have, where the lines using it tell: a checked
+        line's, passed back through elementwise lines and copies."""
+        wanted = {t: e.shape[1:] for t, e in self.expected.items()}
+        for d in reversed(self.defines):
+            shape = wanted.get(d.target)
+            if shape is not None and (d.op is None or OPS[d.op].elementwise):
+                for a in d.variables():
+                    if self.role.get(a) == "helper":
+                        wanted.setdefault(a, shape)
+        return wanted
+
+    def written(self, d: Define) -> Written:
+        """The line ``d`` as a hint reads it: its operands' isolated values, the lines of the
+        student's names, the variable whose adjoint it (or the first adjoint using it)
+        makes."""
+        reached = {d.target}
+        for e in self.defines[self.defines.index(d):]:
+            if e is d or any(a in reached for a in e.variables()):
+                reached.add(e.target)
+                parts = derivative_parts(e.target)
+                if parts is not None and parts[0] == self.loss:
+                    return Written(d, self.operands(d), self.lines, parts[1])
+        return Written(d, self.operands(d), self.lines)
+
+    def operands(self, d: Define) -> dict[str, Array]:
+        """The isolated values of the operands of the line ``d``."""
+        return {a: self._operand(a, self.iso) for a in d.variables()}
 
     def _operand(self, a: str, local: Mapping[str, Array]) -> Array:
-        if a in self.substitute:
+        if a in self.expected:  # a checked line: its right value
             return self.expected[a]
         if a in local:
             return local[a]
-        if a in self.chained:  # a checked line of the wrong shape: its own value
-            return self.chained[a]
         return self.ref.values[a]
 
     def isolated(self, lines: Iterable[Define], start: Mapping[str, Array]
@@ -226,27 +326,34 @@ class StudentLines:
         local = dict(start)
         for d in lines:
             if d.target not in local:
-                env = {a: self._operand(a, local) for a in d.variables()}
-                local[d.target] = self._evaluate(d, env)
+                value = self._run(d, local)
+                assert value is not None
+                local[d.target] = value
         return local
 
     def recompute(self, lines: Iterable[Define], overrides: Mapping[str, Array]
-                  ) -> Mapping[str, Array]:
+                  ) -> Mapping[str, Array] | None:
         """The isolated values again with ``overrides`` in place: ``lines`` (in order, every
-        line that depends on an override) recomputed, every other line as it was."""
+        line that depends on an override) recomputed, every other line as it was; None when
+        an override's shape does not fit a line using it."""
         local = ChainMap({}, dict(overrides), self.iso)
         for d in lines:
-            env = {a: self._operand(a, local) for a in d.variables()}
-            local[d.target] = self._evaluate(d, env)
+            value = self._run(d, local)
+            if value is None:
+                return None
+            local[d.target] = value
         return local
 
-    def _evaluate(self, d: Define, env: Mapping[str, Array]) -> Array:
-        """One line on its own, by the planner, with the given operand values."""
-        names = list(env)
-        statements: list[Statement] = [Declare("input", a, self.shapes[a] or None)
-                                       for a in names]
-        statements += [Declare("intvar", d.target, None), Define(d.target, d.op, d.args)]
-        value = Plan(check(statements, "<line>")).run(env, self.ref.n).value(d.target)
-        assert value is not None
-        return np.array(np.broadcast_to(value, (self.ref.n, *self.shapes[d.target])))
+    def _run(self, d: Define, local: Mapping[str, Array]) -> Array | None:
+        """One line on its own, by the planner, its operands isolated (as in ``local``)."""
+        return run_line(d.op, [self._operand(a, local) if isinstance(a, str) else a
+                               for a in d.args], self.ref.n)
 
+
+def _renamed(s: Statement, rename: Mapping[str, str]) -> Statement:
+    """The student's statement ``s`` with the names it declares or defines renamed."""
+    if isinstance(s, Declare) and s.name in rename:
+        return Declare(s.kind, rename[s.name], s.shape, s.src)
+    if isinstance(s, Define) and s.target in rename:
+        return Define(rename[s.target], s.op, s.args, s.src)
+    return s

@@ -69,6 +69,20 @@ class DataTable:
                 out[name] = None
         return out
 
+    def take(self, rows: np.ndarray | list[int]) -> DataTable:
+        """The records at ``rows`` (indices, in that order), as a table of their own.
+
+        >>> from tenflang_nb.core.datafiles import parse_data
+        >>> t = parse_data("{x: 1}\\n{x: 2}\\n{x: null}\\n").take([2, 0])
+        >>> [t.record(i) for i in range(len(t))], t.lines.tolist()
+        ([{'x': None}, {'x': 1.0}], [3, 1])
+        """
+        index = np.asarray(rows, dtype=np.intp)
+        return DataTable(self.file, list(self.names),
+                         {k: v[index] for k, v in self.columns.items()},
+                         {k: v[index] for k, v in self.present.items()}, self.lines[index],
+                         {k: v[index] for k, v in self.nulls.items()})
+
     def shape(self, name: str) -> Shape:
         """The per-example shape of ``name`` (``()`` for a scalar).
 

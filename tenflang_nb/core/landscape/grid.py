@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..arguments import MAX_GRID_POINTS, ArgumentError, check_arguments, check_limits
+from ..arguments import check_grid, check_limits
 from .evaluation import LossEvaluator
 from .geometry import DescentPath, Plane
 
@@ -126,12 +126,7 @@ def landscape(evaluator: LossEvaluator, plane: Plane, paths: Sequence[DescentPat
     >>> land.grid[0].tolist(), land.loss.round(4).tolist(), land.minimum()
     ([-1.0, 0.0, 1.0], [0.0534, 0.0, 0.0534], ((0.0,), 0.0))
     """
-    (resolution,) = check_arguments(resolution=resolution)
+    n = check_grid(resolution, plane.dims, RESOLUTION_1D if plane.dims == 1 else RESOLUTION_2D)
     chosen = check_limits(limits, plane.dims) or grid_limits(plane, paths)
-    n = resolution or (RESOLUTION_1D if plane.dims == 1 else RESOLUTION_2D)
-    if n ** plane.dims > MAX_GRID_POINTS:
-        raise ArgumentError(
-            f"resolution {n:,} makes {n ** plane.dims:,} grid points on a plane (at most "
-            f"{MAX_GRID_POINTS:,}: {int(MAX_GRID_POINTS ** 0.5):,} per axis)")
     grid, loss = evaluate_grid(evaluator, plane, chosen, n)
     return Landscape(plane, grid, loss, tuple(paths), evaluator.loss)

@@ -5,14 +5,12 @@
 
 from __future__ import annotations
 
-import io
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from PIL import Image
 
 from ...core.errors import TenFlangError
 from ...core.landscape import (
@@ -27,6 +25,7 @@ from ...core.landscape import (
 )
 from ...core.landscape import landscape as compute_landscape
 from ...core.train import GradientDescent
+from .canvas import drawn_png
 from .landscape import describe_plane, landscape_figure
 
 __all__ = ["LiveFigure", "LiveLandscape"]
@@ -69,9 +68,7 @@ class LiveFigure:
             canvas.restore_region(self._background)
             for artist in self._animated():
                 fig.draw_artist(artist)
-        buffer = io.BytesIO()
-        Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png")
-        return buffer.getvalue()
+        return drawn_png(fig)
 
 
 class LiveLandscape:

@@ -23,6 +23,9 @@ Behaviour:
   and leave the state ``"stopped"``: no traceback, no stuck task.
 - Without a running event loop (plain IPython, scripts) or with ``live=False`` (nbval,
   ``--no-live``), training is synchronous and deterministic.
+- A ``reference`` trainer (the true GCP's, beside an edited one) runs in lockstep with the
+  trainer, from the same start with the same settings; a run ends when both have. Its
+  errors stop it alone (:attr:`reference_error`).
 
 Whoever shows the session (a :class:`Display`) hears of every change.
 
@@ -55,7 +58,7 @@ import numpy as np
 from ...core.errors import TenFlangError, printable
 from ...core.formatting import fmt_number
 from ...core.settings import TrainSettings
-from ...core.train import GradientDescent, Record, TrainResult
+from ...core.train import GradientDescent, Record, TrainResult, single_threaded_blas
 from ..loop import live_loop
 
 __all__ = ["CHUNK_SECONDS", "Display", "State", "TrainingSession", "stop_live_runs"]
@@ -90,7 +93,8 @@ class TrainingSession:
     what training starts with (:attr:`settings` changes them, also mid-run).
     ``on_finish(trainer)`` is called whenever a run ends by finishing or by Stop, not after
     an error (then :attr:`error` is set and the state is ``"stopped"``) nor on Reset.
-    ``display`` hears of every change.
+    ``display`` hears of every change. ``reference``: a second trainer run beside it (see
+    the module docstring).
     """
 
     chunk_seconds: float = CHUNK_SECONDS
@@ -99,7 +103,8 @@ class TrainingSession:
                  settings: TrainSettings | None = None, *, live: bool,
                  trainer: GradientDescent | None = None,
                  on_finish: Callable[[GradientDescent], None] | None = None,
-                 display: Display | None = None) -> None:
+                 display: Display | None = None,
+                 reference: GradientDescent | None = None) -> None:
         self._make_trainer = make_trainer
         self._settings = settings or TrainSettings()
         self.live = live
@@ -113,6 +118,10 @@ class TrainingSession:
         self.runs = 0  # counts runs that start over, so a picture knows a new one
         self.task: asyncio.Task[None] | None = None  # kept: the loop holds tasks weakly
         self._token: object | None = None  # identifies the live run allowed to step
+        self.reference = reference
+        self.reference_error: TenFlangError | None = None
+        if reference is not None:
+            reference.settings = self.settings
         if trainer is None:
             self._build_trainer()
         else:
@@ -129,8 +138,9 @@ class TrainingSession:
     @settings.setter
     def settings(self, settings: TrainSettings) -> None:
         self._settings = settings
-        if self.trainer is not None:
-            self.trainer.settings = settings
+        for trainer in (self.trainer, self.reference):
+            if trainer is not None:
+                trainer.settings = settings
 
     @property
     def history(self) -> Sequence[Record]:
@@ -146,8 +156,10 @@ class TrainingSession:
             parts.append(f"iteration {t.iterations}/{self.settings.max_iter}")
             if t.history:
                 last = t.history[-1]
-                parts += [f"loss {fmt_number(last.loss, 3, notation='short')}",
-                          f"|grad| {fmt_number(last.grad_norm, 3, notation='short')}"]
+                parts.append(f"loss {fmt_number(last.loss, 3, notation='short')}")
+                if last.test_loss is not None:
+                    parts.append(f"test loss {fmt_number(last.test_loss, 3, notation='short')}")
+                parts.append(f"|grad| {fmt_number(last.grad_norm, 3, notation='short')}")
         parts.append(self._state_words())
         return " · ".join(parts)
 
@@ -204,6 +216,7 @@ class TrainingSession:
         try:
             with np.errstate(all="ignore"):
                 trainer.run()
+                self._run_reference()
         except KeyboardInterrupt:
             # An interrupted kernel must not leave a panel that claims to be running.
             self._end("stopped")
@@ -254,10 +267,11 @@ class TrainingSession:
             with np.errstate(all="ignore"):
                 while trainer.iterations < at_iteration and not trainer.done:
                     trainer.step()
+                self._run_reference(at_iteration)
         except Exception as err:
             self._fail(err)
             return
-        self._end("done" if trainer.done else "stopped")
+        self._end("done" if self._finished() else "stopped")
 
     def reset(self) -> None:
         """Stop any run, restore the initial weights and clear the history."""
@@ -268,6 +282,7 @@ class TrainingSession:
         else:
             self.trainer.reset()
             self.error = None
+        self._reset_reference()
         if self.trainer is not None:
             self.state = "idle"
             self.note = "reset to the initial weights"
@@ -299,12 +314,12 @@ class TrainingSession:
                 # errstate per chunk, never across an await: on older numpy it is per thread
                 # and would leak into whatever else the loop runs meanwhile.
                 with np.errstate(all="ignore"):
-                    while not trainer.done:
-                        trainer.step()
+                    while not self._finished():
+                        self._step()
                         if clock() >= deadline:
                             break
                 self.chunks += 1
-                if trainer.done:
+                if self._finished():
                     self._end("done")
                     return
                 if self.display is not None:
@@ -343,8 +358,9 @@ class TrainingSession:
                 self._update(redraw)
                 return None
         trainer = self.trainer
-        if self.state == "done" or self.error is not None or trainer.done:
+        if self.state == "done" or self.error is not None or self._finished():
             trainer.reset()
+            self._reset_reference()
             self.runs += 1
             self.note = "started over from the initial weights (Stop, then Train, continues)"
         elif trainer.iterations or trainer.history:
@@ -357,6 +373,47 @@ class TrainingSession:
         self._token = token = object()
         self._update(redraw)
         return token
+
+    def _finished(self) -> bool:
+        """Whether the run is over: the trainer's, and the reference's beside it."""
+        ref = self.reference
+        return bool(self.trainer is not None and self.trainer.done and (
+            ref is None or ref.done or self.reference_error is not None))
+
+    def _step(self) -> None:
+        """One step of the trainer and one of the reference, each until it is done."""
+        trainer = self.trainer
+        assert trainer is not None
+        if not trainer.done:
+            trainer.step()
+        self._step_reference()
+
+    def _step_reference(self) -> None:
+        ref = self.reference
+        if ref is None or ref.done or self.reference_error is not None:
+            return
+        try:
+            ref.step()
+        except TenFlangError as err:  # the reference's run ends; the trainer's goes on
+            self.reference_error = err
+
+    def _run_reference(self, until: int | None = None) -> None:
+        """Bring the reference to its end (or to iteration ``until``, from the start if it
+        is past it), as a live run would have."""
+        ref = self.reference
+        if ref is None:
+            return
+        if until is not None and ref.iterations > until:
+            self._reset_reference()
+        with single_threaded_blas():
+            while not (ref.done or self.reference_error is not None
+                       or (until is not None and ref.iterations >= until)):
+                self._step_reference()
+
+    def _reset_reference(self) -> None:
+        if self.reference is not None:
+            self.reference.reset()
+            self.reference_error = None
 
     def _end(self, state: State, notify: bool = True) -> None:
         self.state = state

@@ -2,11 +2,12 @@
 you can watch, stop, tune and reset in a notebook).
 
 Learning-rate and tolerance sliders, a max-iterations box (``controls``), Train / Stop / Reset
-buttons, a status line, a weights readout, a loss curve and, when its box is ticked, the loss
-landscape with the path of descent (``figures.live``). The session does the training (and
-says what happens when, see ``session``); this module wires the controls to it, redraws the
-pictures (at most every :data:`REDRAW_SECONDS` while it runs) and keeps a static picture for
-a saved notebook, which holds no widgets.
+buttons, a status line, a weights readout, a loss curve (with the test loss, and a reference
+run's curve beside it, when given) and, when their boxes are ticked, the loss landscape with
+the path of descent (``figures.live``) and the decision boundary (``figures.boundary``). The
+session does the training (and says what happens when, see ``session``); this module wires
+the controls to it, redraws the pictures (at most every :data:`REDRAW_SECONDS` while it runs)
+and keeps a static picture for a saved notebook, which holds no widgets.
 """
 
 from __future__ import annotations
@@ -15,17 +16,21 @@ import base64
 import html
 import logging
 import math
+import statistics
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
 
+from ...core.boundary import BoundaryEvaluator
 from ...core.errors import TenFlangError, printable
 from ...core.formatting import fmt_number
 from ...core.settings import TrainSettings
 from ...core.train import GradientDescent, TrainResult
-from ..figures.curve import loss_curve_png
+from ..figures.boundary import LiveBoundary
+from ..figures.curve import LiveCurve, loss_curve_png
 from ..figures.live import LiveLandscape
 from ..views.html import CARD_STYLE
 from ..views.tables import weights_html
@@ -36,17 +41,23 @@ __all__ = ["REDRAW_SECONDS", "TrainingPanel"]
 
 logger = logging.getLogger(__name__)
 
-# The pictures are redrawn at most this often during a live run (and never more than a
-# quarter of the time, since a redraw costs tens of milliseconds).
-REDRAW_SECONDS = 0.2
+# The pictures are redrawn at most this often during a live run, counted from the start of
+# the last redraw, and never more than a third of the time (a redraw costs milliseconds to
+# tens of them: the curve and a boundary beside it about 25 ms). A redraw comes at the end of
+# a training chunk, up to a chunk after it is due: 6 to 8 redraws a second, enough for a
+# moving picture to look live.
+REDRAW_SECONDS = 0.1
 
 
 class TrainingPanel:
     """Train a GCP by gradient descent from a widget panel: the controls of a
     :class:`TrainingSession` (``session``: see it for what Train, Stop and Reset do).
 
-    ``make_trainer``, ``settings``, ``trainer``, ``live`` and ``on_finish`` are the session's;
-    the controls change the settings' learning rate, tolerance and max iterations. Display
+    ``make_trainer``, ``settings``, ``trainer``, ``live``, ``on_finish`` and ``reference`` are
+    the session's; the controls change the settings' learning rate, tolerance and max
+    iterations. ``boundary`` (the model's output over its input plane) adds a **boundary**
+    box, ticked by ``show_boundary``; ``label`` and ``reference_label`` name the runs on the
+    loss curve. Display
     the panel (it shows :attr:`widget`, with a static HTML picture for frontends without
     widgets). For a saved notebook to hold one stable output (nbval), call :meth:`run_sync`
     *before* displaying.
@@ -72,15 +83,24 @@ class TrainingPanel:
                  settings: TrainSettings | None = None, *, live: bool,
                  trainer: GradientDescent | None = None,
                  on_finish: Callable[[GradientDescent], None] | None = None,
-                 log_scale: bool = True, landscape: bool = False) -> None:
+                 log_scale: bool = True, landscape: bool = False,
+                 boundary: BoundaryEvaluator | None = None, show_boundary: bool = False,
+                 reference: GradientDescent | None = None, label: str | None = None,
+                 reference_label: str = "reference") -> None:
         self._base = settings or TrainSettings()
+        self.label, self.reference_label = label, reference_label
         self.redraws = 0  # how many times the pictures were drawn (tests check the throttle)
         self.displays: list[Any] = []  # IPython display handles showing this panel
         self.live_landscape = LiveLandscape()
+        self.live_curve = LiveCurve()
         self._png = b""
         self._landscape_png = b""
-        self._last_draw = -math.inf
-        self._draw_cost = 0.0
+        self.live_boundary = LiveBoundary(boundary) if boundary is not None else None
+        self._boundary_png = b""
+        self._last_start = -math.inf
+        # the last redraws' costs: their median paces the next (one slowed down by a busy
+        # machine must not hold the pictures back for long)
+        self._draw_costs: deque[float] = deque(maxlen=5)
 
         notes = []
         self.controls: dict[str, widgets.ValueWidget] = {}
@@ -102,6 +122,12 @@ class TrainingPanel:
             tooltip="the loss landscape beside the curve, with the path of descent",
             layout=widgets.Layout(width="110px"))
         self.show_landscape.observe(lambda _change: self.redraw(), names="value")
+        self.show_boundary = widgets.Checkbox(
+            value=show_boundary and boundary is not None, description="boundary", indent=False,
+            tooltip="the output over the input plane, with the data's points",
+            layout=widgets.Layout(width="100px",
+                                  display=None if boundary is not None else "none"))
+        self.show_boundary.observe(lambda _change: self.redraw(), names="value")
         self.train_button = widgets.Button(description="Train", icon="play",
                                            button_style="success")
         self.stop_button = widgets.Button(description="Stop", icon="stop",
@@ -116,18 +142,19 @@ class TrainingPanel:
         self.weights_html = widgets.HTML(layout=widgets.Layout(margin="0 0 0 1em"))
         self.plot = widgets.Image(format="png", layout=widgets.Layout(width="500px"))
         self.landscape_plot = widgets.Image(format="png", layout=widgets.Layout(width="460px"))
+        self.boundary_plot = widgets.Image(format="png", layout=widgets.Layout(width="460px"))
         c = self.controls
         self.widget = widgets.VBox([
             widgets.HBox([c["lr"], c["tol"]]),
-            widgets.HBox([c["max_iter"], self.log_scale, self.show_landscape, self.train_button,
-                          self.stop_button, self.reset_button]),
+            widgets.HBox([c["max_iter"], self.log_scale, self.show_landscape, self.show_boundary,
+                          self.train_button, self.stop_button, self.reset_button]),
             self.status_html, self.message_html,
-            # wraps: the curve, the landscape and the weights do not fit every page's width
-            widgets.HBox([self.plot, self.landscape_plot, self.weights_html],
+            # wraps: the pictures and the weights do not fit every page's width
+            widgets.HBox([self.plot, self.boundary_plot, self.landscape_plot, self.weights_html],
                          layout=widgets.Layout(flex_flow="row wrap")),
         ])
         self.session = TrainingSession(make_trainer, self.settings, live=live, trainer=trainer,
-                                       on_finish=on_finish, display=self)
+                                       on_finish=on_finish, display=self, reference=reference)
         self.session.note = "; ".join(notes)
         self.update(redraw=True)
 
@@ -189,8 +216,9 @@ class TrainingPanel:
 
     def progress(self) -> None:
         """A live chunk ran: the status now, the pictures when a redraw is due."""
-        due = max(self.redraw_seconds, 3 * self._draw_cost)
-        self.update(redraw=time.perf_counter() - self._last_draw >= due)
+        cost = statistics.median(self._draw_costs) if self._draw_costs else 0.0
+        due = max(self.redraw_seconds, 3 * cost)
+        self.update(redraw=time.perf_counter() - self._last_start >= due)
 
     def publish(self) -> None:
         """Send the static picture to every display of the panel (a saved notebook keeps it)."""
@@ -204,23 +232,25 @@ class TrainingPanel:
                 logger.debug("display update failed", exc_info=err)
 
     def redraw(self) -> None:
-        """Draw the loss curve, and the landscape when it is shown."""
+        """Draw the loss curve, and the landscape and the boundary when they are shown."""
         started = time.perf_counter()
+        ref = self.session.reference
         try:
-            self._png = loss_curve_png(self.session.history, log_scale=self.log_scale.value)
+            self._png = loss_curve_png(
+                self.session.history, log_scale=self.log_scale.value, label=self.label,
+                reference=ref.history if ref is not None else None,
+                reference_label=self.reference_label, on=self.live_curve,
+                live=self.state == "running")
         except Exception as err:
-            # The curve is an illustration: a plotting failure must not end or wedge the run.
-            logger.debug("loss curve failed", exc_info=err)
             self._png = b""
-            self.session.note = printable(f"could not draw the loss curve: "
-                                          f"{type(err).__name__}: {err}")
-            self.message_html.value = self._message_html()
+            self._failed("the loss curve", err)
         self.plot.value = self._png
+        self._draw_boundary()
         grid_seconds = self._draw_landscape()
         self.redraws += 1
-        self._last_draw = time.perf_counter()
+        self._last_start = started
         # a new grid is a one-off (once per run): it must not slow every later redraw
-        self._draw_cost = self._last_draw - started - grid_seconds
+        self._draw_costs.append(time.perf_counter() - started - grid_seconds)
 
     def static_html(self) -> str:
         """The picture a saved notebook keeps (widgets are not saved): a note saying it is
@@ -245,16 +275,21 @@ class TrainingPanel:
                      f"src='data:image/png;base64,{image}'/>")
         else:
             curve = "<div style='color:#4b5563;margin:1em 0'><i>(no loss curve yet)</i></div>"
-        landscape = wrap = ""
-        if self.show_landscape.value and self._landscape_png:
-            encoded = base64.b64encode(self._landscape_png).decode("ascii")
-            landscape = ("<img alt='loss landscape with the path of descent' "
-                         f"src='data:image/png;base64,{encoded}'/>")
-            wrap = ";flex-wrap:wrap"  # two images and the weights: wrap on a narrow page
+        pictures = ""
+        for shown, png, alt in (
+                (self.show_boundary.value, self._boundary_png,
+                 "decision boundary: the output over the input plane, with the data's points"),
+                (self.show_landscape.value, self._landscape_png,
+                 "loss landscape with the path of descent")):
+            if shown and png:
+                encoded = base64.b64encode(png).decode("ascii")
+                pictures += f"<img alt='{alt}' src='data:image/png;base64,{encoded}'/>"
+        # two images or more and the weights: wrap on a narrow page
+        wrap = ";flex-wrap:wrap" if pictures else ""
         return (
             f"<div class='tenflang-training-panel' style='{CARD_STYLE}'>{note}"
             f"<div><code>{html.escape(status)}</code></div>{error}"
-            f"<div style='display:flex;align-items:flex-start{wrap}'>{curve}{landscape}"
+            f"<div style='display:flex;align-items:flex-start{wrap}'>{curve}{pictures}"
             f"<div style='margin-left:1em'>{self.weights_html.value}</div></div>"
             f"<div><small>{html.escape(self._settings_text())}</small></div></div>")
 
@@ -306,15 +341,34 @@ class TrainingPanel:
                 self.trainer, run=(id(self.trainer), self.session.runs),
                 final=self.state in ("done", "stopped"))
         except Exception as err:
-            # Like the curve, an illustration: it must not end or wedge the run.
-            logger.debug("loss landscape failed", exc_info=err)
             self._landscape_png = b""
-            reason = printable(err.first.message if isinstance(err, TenFlangError) else (
-                f"{type(err).__name__}: {err}"))
-            self.session.note = f"could not draw the loss landscape: {reason}"
-            self.message_html.value = self._message_html()
+            self._failed("the loss landscape", err)
         self.landscape_plot.value = self._landscape_png
         return seconds
+
+    def _draw_boundary(self) -> None:
+        """Redraw the decision boundary at the current weights if it is shown."""
+        shown = self.show_boundary.value and self.live_boundary is not None
+        self.boundary_plot.layout.display = None if shown else "none"
+        if not shown or self.live_boundary is None or self.trainer is None:
+            self._boundary_png = b""
+            self.boundary_plot.value = b""
+            return
+        try:
+            self._boundary_png = self.live_boundary.png(self.trainer.weights)
+        except Exception as err:
+            self._boundary_png = b""
+            self._failed("the decision boundary", err)
+        self.boundary_plot.value = self._boundary_png
+
+    def _failed(self, picture: str, err: Exception) -> None:
+        """A picture (the curve, or one beside it) could not be drawn: say why, escaped, and
+        go on. It is an illustration: a failure to draw must not end or wedge the run."""
+        logger.debug("drawing %s failed", picture, exc_info=err)
+        reason = printable(err.first.message if isinstance(err, TenFlangError) else (
+            f"{type(err).__name__}: {err}"))
+        self.session.note = f"could not draw {picture}: {reason}"
+        self.message_html.value = self._message_html()
 
     def _settings_text(self) -> str:
         values = {p.label: self.controls[p.name].value for p in PARAMETERS}

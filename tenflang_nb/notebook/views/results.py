@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...core.datafiles import DataTable
-from ...core.formatting import fmt_number, fmt_rel_error
+from ...core.formatting import fmt_list, fmt_number, fmt_rel_error
+from ...core.gradcheck import disagreeing
 from .html import esc, new_prefix, page
 from .tables import table_html, table_text
 
@@ -62,8 +63,9 @@ def gradcheck_html(rows: Rows, eps: float, rtol: float, skipped: int) -> str:
     """The gradient check table, failing rows marked."""
     shown = _gradcheck_rows(rows)
     classes = {i: "tf-fail" for i, r in enumerate(rows) if not r["ok"]}
-    verdict = ('<span class="tf-ok">all gradients agree</span>' if all(r["ok"] for r in rows)
-               else '<span class="tf-fail">some gradients disagree</span>')
+    wrong = disagreeing(rows)
+    verdict = ('<span class="tf-ok">all gradients agree</span>' if not wrong else
+               f'<span class="tf-fail">the gradient of {esc(fmt_list(wrong))} disagrees</span>')
     note = (f"GCP gradient vs central differences (eps {fmt_number(eps)}); ok when the "
             f"relative error is at most {fmt_number(rtol)}. ")
     if skipped:

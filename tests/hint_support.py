@@ -1,0 +1,161 @@
+"""What the tests of the checker's hints share: models at the digits network's shapes (one
+example, and a batch of 8 as rows), their right backward passes, the exercises of
+notebooks/05_exercises.ipynb (model and solution, as the notebook holds them), and the test
+that a hint in grading mode spells out none of the compiler's answer lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tenflang_nb.core.api import parse
+from tenflang_nb.core.backprop_check import BackpropCheck, plain
+from tenflang_nb.core.backprop_check.reference import Reference
+from tenflang_nb.core.lexical import split_derivative
+from tenflang_nb.core.program import Program
+
+REPO = Path(__file__).resolve().parents[1]
+
+# the digits network (64 pixels, 32 tanh units, 10 classes, softmax cross-entropy), one
+# example at a time, as examples/digits/shape.tf holds it
+DIGITS = parse((REPO / "examples" / "digits" / "shape.tf").read_text("utf-8"), "digits.tf")
+DIGITS_RIGHT = """\
+define p = exp logp
+define d/lambda/d/logits = sub p y
+define d/lambda/d/b2 = d/lambda/d/logits
+define d/lambda/d/W2 = outer h d/lambda/d/logits
+define W2t = transpose W2
+define d/lambda/d/h = matmul d/lambda/d/logits W2t
+define hh = mul h h
+define slope = sub 1 hh
+define d/lambda/d/z1 = mul d/lambda/d/h slope
+define d/lambda/d/b1 = d/lambda/d/z1
+define d/lambda/d/W1 = outer x d/lambda/d/z1
+"""
+
+# the same shapes with a batch of 8 examples as the rows of X: each bias is added to every
+# row (broadcast), so its gradient sums over the rows; a squared error, as logsoftmax takes
+# one vector
+BATCH = parse("""\
+declare input X [8, 64]
+declare exp_output Y [8, 10]
+declare weight W1 [64, 32]
+declare weight b1 [32]
+declare weight W2 [32, 10]
+declare weight b2 [10]
+declare intvar A1
+declare intvar Z1
+declare intvar H
+declare intvar A2
+declare output S
+declare intvar E
+declare intvar E2
+declare intvar total
+declare loss L
+define A1 = matmul X W1
+define Z1 = add A1 b1
+define H = tanh Z1
+define A2 = matmul H W2
+define S = add A2 b2
+define E = sub S Y
+define E2 = mul E E
+define total = sum E2
+define L = mul total 0.5
+""", "batch.tf")
+BATCH_RIGHT = """\
+define d/L/d/E = E
+define d/L/d/S = d/L/d/E
+define d/L/d/b2 = sumto d/L/d/S b2
+define Ht = transpose H
+define d/L/d/W2 = matmul Ht d/L/d/S
+define W2t = transpose W2
+define d/L/d/H = matmul d/L/d/S W2t
+define HH = mul H H
+define slope = sub 1 HH
+define d/L/d/Z1 = mul d/L/d/H slope
+define d/L/d/b1 = sumto d/L/d/Z1 b1
+define Xt = transpose X
+define d/L/d/W1 = matmul Xt d/L/d/Z1
+"""
+
+# square weights: a transpose missing (or one too many) still gives a value of the right
+# shape, so only the numbers tell
+SQUARE = parse("""\
+declare input X [6, 12]
+declare exp_output Y [6, 12]
+declare weight W1 [12, 12]
+declare weight b1 [12]
+declare weight W2 [12, 12]
+declare intvar A1
+declare intvar Z1
+declare intvar H
+declare output S
+declare intvar E
+declare intvar E2
+declare intvar total
+declare loss L
+define A1 = matmul X W1
+define Z1 = add A1 b1
+define H = tanh Z1
+define S = matmul H W2
+define E = sub S Y
+define E2 = mul E E
+define total = sum E2
+define L = mul total 0.5
+""", "square.tf")
+SQUARE_RIGHT = """\
+define d/L/d/E = E
+define d/L/d/S = d/L/d/E
+define Ht = transpose H
+define d/L/d/W2 = matmul Ht d/L/d/S
+define W2t = transpose W2
+define d/L/d/H = matmul d/L/d/S W2t
+define HH = mul H H
+define slope = sub 1 HH
+define d/L/d/Z1 = mul d/L/d/H slope
+define d/L/d/b1 = sumto d/L/d/Z1 b1
+define Xt = transpose X
+define d/L/d/W1 = matmul Xt d/L/d/Z1
+"""
+
+NOTEBOOK = REPO / "notebooks" / "05_exercises.ipynb"
+
+
+def exercise(model: str) -> tuple[Program, str]:
+    """The model of notebook 05 named ``model`` (its ``%%tenflang model`` cell) and the
+    solution of the exercise that checks it (its ``%%tenflang_check model ...`` cell)."""
+    shape = solution = None
+    for cell in json.loads(NOTEBOOK.read_text("utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        head, _, body = source.partition("\n")
+        words = head.split()
+        if words[:2] == ["%%tenflang", model]:
+            shape = parse(body, f"{model}.tf")
+        elif words[:2] == ["%%tenflang_check", model]:
+            solution = "\n".join(line for line in body.splitlines() if "SOLUTION" not in line)
+    assert shape is not None and solution is not None, model
+    return shape, solution + "\n"
+
+
+def answer_lines(program: Program) -> set[str]:
+    """The compiler's backward pass of ``program`` as a hint could spell it out: every
+    backward line's right-hand side, and every formula with its temporaries inlined."""
+    ref = Reference(program, 1, 0)
+    found = set()
+    for name, d in ref.gcp_program.defs.items():
+        if split_derivative(name) is None or d.op is None:
+            continue
+        found.add(" ".join([d.op, *map(str, d.args)]))
+        formula = ref.formula(name)
+        if formula and " " in formula:
+            found.add(formula)
+    return found
+
+
+def spelled_out(program: Program, result: BackpropCheck) -> list[str]:
+    """The compiler's answer lines that a hint (or an error's hint) of ``result`` spells out."""
+    texts = [v.hint for v in result.lines if v.hint]
+    if result.error is not None:
+        texts += [d.hint for d in result.error.diagnostics if d.hint]
+    answers = answer_lines(program)
+    return [a for text in texts for a in answers if a in plain(text).replace("'", "")]
