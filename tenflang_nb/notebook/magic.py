@@ -229,7 +229,8 @@ class TenFlangMagics(Magics):
                    "RESULT.first_wrong_line, RESULT.report().")
     @argument("--require", metavar="ADJOINTS", default=None,
               help="comma-separated adjoints (d/L/d/w, or just w) that must be written for "
-                   "RESULT.ok (default: all, every adjoint the weights' gradients need).")
+                   "RESULT.ok (default: every weight's gradient; any line written must "
+                   "be right too).")
     @_table_options(OPTIONS)
     @cell_magic
     def tenflang_check(self, line: str, cell: str) -> None:
