@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import XOR_SHAPE, hypothesis_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import XOR_SHAPE, hypothesis_settings
 from tenflang_nb import datasets
 from tenflang_nb.core import api
 from tenflang_nb.core.arguments import ARGUMENTS, ArgumentError, check_arguments

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import FAN_OUT
 from hint_support import (
     BATCH,
     BATCH_RIGHT,
@@ -17,7 +18,6 @@ from hint_support import (
     spelled_out,
 )
 
-from conftest import FAN_OUT
 from tenflang_nb.core.api import check_backprop, parse
 from tenflang_nb.core.backprop_check import BackpropCheck
 from tenflang_nb.core.errors import TenFlangError
@@ -555,6 +555,19 @@ def test_a_helper_used_where_another_value_belongs_blames_the_line_using_it() ->
     assert check_backprop(SEED, text.replace("define d/lambda/d/z = mul d/lambda/d/o t",
                                              "define s = mul o t\n"
                                              "define d/lambda/d/z = mul d/lambda/d/o s")).ok
+
+
+def test_a_right_helper_of_another_shape_where_a_value_belongs() -> None:
+    # 05's softmax: spread = total (a scalar, the compiler's sum d/L/d/logp) where
+    # mul p total (a vector) belongs; line 7 (word for word the solution's) uses it
+    program, right = exercise("classifier")
+    require = ["zb", "b", "z", "W"]
+    result = check_backprop(program, right.replace("define spread = mul p total",
+                                                   "define spread = total"), require=require)
+    assert wrong_line(result) == 7 and [v.line for v in result.roots] == [7]
+    assert hint(result, 7).startswith("spread (line 6) is right as ")
+    assert "but here the compiler's d/L/d/zb:2 = mul (exp logp) (sum d/L/d/logp) belongs" \
+        in hint(result, 7)
 
 
 def test_each_use_of_a_repeated_operand_has_its_own_term_and_partial() -> None:

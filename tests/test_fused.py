@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import hypothesis_settings
 from hypothesis import given
 from hypothesis import strategies as st
 from test_random_programs import Case, programs
 
-from conftest import hypothesis_settings
 from tenflang_nb.core import api, fused, fusedplan
 from tenflang_nb.core.agreement import agreement
 from tenflang_nb.core.errors import ComputeError

@@ -164,7 +164,12 @@ def explained(result: BackpropCheck, kind: str, what: str, line: int) -> str | N
                  or f"value of {new}" in hint or f"{new} (line" in hint)
     else:
         named = any(word in hint.replace("'", "`") for word in NAMED[kind])
-    return None if named else f"the hint names another mistake: {hint}"
+    # the mutated line computes a value of the compiler's (in 05's classifier `total` is -1 on
+    # every draw, y summing to 1: `spread = p` is the compiler's exp logp, `spread = total` its
+    # sum): never the root (issue 16), the line using it is, its hint naming the mutated line
+    # and what belongs there instead
+    misused = f"(line {line}) is right as" in hint and " belongs " in hint
+    return None if named or misused else f"the hint names another mistake: {hint}"
 
 
 def test_every_mutation_of_a_right_answer_gets_a_hint_that_names_it() -> None:

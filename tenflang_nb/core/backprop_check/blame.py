@@ -226,7 +226,9 @@ class _Blame:
                     user = next(t for t in block if h in self.operands[t])
                     if user != c and self.matched(user, backward=True) is not None:
                         continue  # the line using it is right as the compiler's too
-                found = self._try(c, h, block, candidates + whole)
+                # a right helper used where a value of another shape belongs (spread = total,
+                # a scalar, where mul p total goes): recompute says whether it fits
+                found = self._try(c, h, block, candidates + whole, any_shape=group is right)
                 if found is None:
                     continue
                 name, value = found
@@ -254,12 +256,14 @@ class _Blame:
                 return value
         return None
 
-    def _try(self, c: str, h: str, block: list[str], candidates: list[tuple[str, Array]]
-             ) -> tuple[str, Array] | None:
-        """The first candidate value for the helper ``h`` that makes ``c`` right."""
+    def _try(self, c: str, h: str, block: list[str], candidates: list[tuple[str, Array]],
+             any_shape: bool = False) -> tuple[str, Array] | None:
+        """The first candidate value for the helper ``h`` that makes ``c`` right (of the
+        helper's shape, unless ``any_shape``)."""
         lines = self._downstream(h, block)
         for name, value in candidates:
-            if value.shape != self.iso[h].shape or self.close(value, self.iso[h]):
+            if (value.shape != self.iso[h].shape and not any_shape) or (
+                    value.shape == self.iso[h].shape and self.close(value, self.iso[h])):
                 continue
             if self.budget < len(lines):
                 return None
