@@ -14,8 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tenflang_nb import datasets
-from tenflang_nb.core import api
+from tenflang_nb.core import api, ops
 from tenflang_nb.core.arguments import ARGUMENTS, ArgumentError, check_arguments
+from tenflang_nb.core.engine_check import check_engine
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.settings import SETTINGS
@@ -128,6 +129,19 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "boundary(title)": lambda v: XOR.boundary(resolution=4, title=v),
     "with_gcp(text)": lambda v: SEED.with_gcp(v),
     "with_gcp(name)": lambda v: SEED.with_gcp(SEED.gcp, v),
+    # the final adversarial round: an engine's numbers, its programs, the interpreter
+    "ops.value(op, a)": lambda v: ops.value(v, v),
+    "ops.value(mul, a, b)": lambda v: ops.value("mul", v, v),
+    "ops.value(matmul, a, b)": lambda v: ops.value("matmul", v, v),
+    "ops.local_partials(mul, a, b)": lambda v: ops.local_partials("mul", v, 2.0),
+    "ops.local_partials(op, a)": lambda v: ops.local_partials(v, v),
+    "steps(program)": lambda v: api.steps(v),
+    "random_programs(seed)": lambda v: api.random_programs(v, 1),
+    "random_programs(count, kink)": lambda v: api.random_programs(0, v, v),
+    "interpret(program, inputs)": lambda v: api.interpret(v, v),
+    "interpret(inputs)": lambda v: api.interpret(PROGRAM, v),
+    "compare_modes(program)": lambda v: api.compare_modes(v, examples=1, budget=0.0),
+    "check_engine(name, seed)": lambda v: check_engine(v, lambda p, x: x, seed=v, programs=1),
 }
 
 
@@ -193,6 +207,18 @@ def test_any_argument_gives_a_result_or_a_tenflang_error(call: str, value: Any) 
     (lambda v: datasets.moons(10, seed=v), -1, "seed must be an integer >= 0, not -1"),
     (lambda v: datasets.split(DATA, v), float("nan"), "test must be a share (0.25), a count"),
     (lambda v: SEED.with_gcp(v), None, "text must be a string, not None"),
+    (lambda v: ops.value("mul", v, 2.0), "x", "operand 1 must be a number or numbers (a numpy "
+     "array), not 'x'"),
+    (lambda v: ops.local_partials("pow", 2.0, v), 1j, "operand 2 must be a number or numbers"),
+    (lambda v: api.random_programs(0, v), 10**20, "count must be an integer from 1 to 1,000"),
+    (lambda v: api.random_programs(v), -1, "seed must be an integer >= 0, not -1"),
+    (lambda v: check_engine("forward", lambda p, x: x, seed=0, programs=v), 10**9,
+     "programs must be an integer from 1 to 1,000"),
+    (lambda v: check_engine(v, lambda p, x: x, seed=0), ["forward"],
+     "name must be a part of an engine: forward, backprop_step or backward, not ['forward']"),
+    (lambda v: api.steps(v), 3, "program must be a Program or its text, not 3"),
+    (lambda v: api.interpret(PROGRAM, v), [1.0], "inputs must be a dict of values"),
+    (lambda v: api.compare_modes(v), SEED_EXAMPLE[:20], "program must be a Program, not"),
     (lambda v: SEED.with_gcp(SEED.gcp, v), "a\x1b[2J",
      "name must be a string without control characters, not 'a\\x1b[2J'"),
 ])

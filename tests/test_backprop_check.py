@@ -590,6 +590,29 @@ def test_each_use_of_a_repeated_operand_has_its_own_term_and_partial() -> None:
     assert "your value is the local partial of the first operand, z, alone" in hint(one, 3)
 
 
+
+@pytest.mark.parametrize(("line", "terms"), [
+    ("define M = matmul W W", "matmul d/L/d/M (transpose W) (first operand) + "
+                              "matmul (transpose W) d/L/d/M (second operand)"),
+    ("define M = outer v v", "matmul d/L/d/M v (first operand) + matmul v d/L/d/M (second "
+                             "operand)"),
+])
+def test_a_repeated_operand_of_a_matrix_product_has_its_terms_formula(line: str,
+                                                                       terms: str) -> None:
+    # matmul has no local partials: before, each term read "d/L/d/M · the local partial of
+    # the first operand", a partial the package defines nowhere (item 4)
+    weight = "declare weight W [2, 2]" if " W W" in line else "declare weight v [3]"
+    shape = parse(f"{weight}\ndeclare intvar M\ndeclare loss L\n{line}\ndefine L = sum M\n",
+                  "square.tf")
+    g = "W" if " W W" in line else "v"
+    text = f"define d/L/d/M = broadcast 1 M\ndefine d/L/d/{g} = {g}\n"
+    full, graded = both_modes(shape, text)
+    assert f"uses {g} twice, so d/L/d/{g} has one term per use: {terms}; your value" in hint(
+        full, 2)
+    assert "local partial" not in hint(full, 2)
+    assert ("one term per use: the term via the first operand + the term via the second "
+            "operand; your value") in hint(graded, 2)
+
 def test_the_weights_gradients_are_required_by_default_however_folded() -> None:
     # the softmax-minus-target shortcut skips three intermediate adjoints (item 5)
     result = check_backprop(SOFTMAX_CE, CE_RIGHT)

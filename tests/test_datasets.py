@@ -129,7 +129,10 @@ def test_split_any_data_for_example_a_csv_file(tmp_path: Path) -> None:
     (lambda: datasets.moons(10, noise=-0.1), "noise must be a finite number >= 0"),
     (lambda: datasets.moons(10, noise=float("nan")), "noise must be a finite number >= 0"),
     (lambda: datasets.moons(10, seed=-1), "seed must be an integer >= 0, not -1"),
-    (lambda: datasets.moons(10, test=1.0), "cannot hold out 1 of 10"),
+    (lambda: datasets.moons(10, test=1.0), "cannot hold out a share 1 of 10"),
+    # a share too large to count (1e308 * 10 is infinite) is refused as any share >= 1
+    (lambda: datasets.moons(10, test=1e308), "cannot hold out a share 1e+308 of 10"),
+    (lambda: datasets.split({"x": [1, 2, 3, 4]}, -1e308), "cannot hold out a share -1e+308"),
     (lambda: datasets.moons(10, test=10), "cannot hold out 10 of 10"),
     (lambda: datasets.moons(10, test=0.01), "both parts need at least one"),
     (lambda: datasets.moons(10, test="a"), "test must be a share (0.25), a count (50) or 0"),

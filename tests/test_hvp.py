@@ -11,6 +11,7 @@ and batch means (``test_random_programs.py``). This module holds what is particu
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -320,6 +321,44 @@ def test_a_nonfinite_product_names_the_line() -> None:
                        ) as err:
         api.curvature(source, {"x": [1.0]}, {"w": -1.0}).hvp({"w": 1.0})
     assert "define l = ln w" in err.value.render()
+
+
+# z = -inf into a saturated logistic: the loss, the gradient and H v all come out exactly 0,
+# finite and wrong (before: Newton "converged" at once, the top eigenvalue was 0)
+SATURATED = program_text("declare input x", "declare weight w", "declare intvar z",
+                         "declare intvar o", "declare loss L", "define z = mul w x",
+                         "define o = logistic z", "define L = mul o o")
+
+
+@pytest.mark.parametrize("engine", ["reference", "fused"])
+@pytest.mark.parametrize(("call", "where"), [
+    (lambda c: c.newton(max_iter=3), "at Newton step 0"),
+    (lambda c: c.top_eigenvalue(), "at power iteration 1"),
+    (lambda c: c.gradient(), "at these weights"),
+    (lambda c: c.hvp({"w": 1.0}), "for this direction"),
+])
+def test_a_nonfinite_intermediate_stops_curvature_naming_its_line(
+        call: Callable[[Curvature], object], where: str, engine: str) -> None:
+    c = api.curvature(SATURATED, {"x": [1000.0] * 3}, {"w": -1e306}, engine=engine)
+    with pytest.raises(ComputeError, match=f"first NaN or infinite value {where}") as err:
+        call(c)
+    assert "define z = mul w x" in err.value.render()
+
+
+def test_the_models_newton_stops_there_too() -> None:
+    model = TenFlangModel(SATURATED, "sat")
+    with pytest.raises(ComputeError, match="define z = mul w x"):
+        model.newton({"x": [1000.0]}, start={"w": -1e306}, max_iter=3)
+    assert model.history == []  # no run to adopt
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), [1.0, float("nan")]])
+def test_weights_and_directions_that_are_not_finite_are_refused(bad: object) -> None:
+    with pytest.raises(TenFlangError, match=r"weights\['w'\] must be"):
+        api.curvature(SEED_EXAMPLE, {"x": [1.0], "y": [0.5]}, {"w": bad})
+    c = api.curvature(SEED_EXAMPLE, {"x": [1.0], "y": [0.5]}, {"w": 0.0})
+    with pytest.raises(TenFlangError, match=r"direction\['w'\] must be"):
+        c.hvp({"w": bad})
 
 
 # ------------------------------------------------------------------------ Newton's method

@@ -78,9 +78,7 @@ def steps(program: Program | str) -> list[Step]:
     >>> [str(s) for s in steps("declare input x\\ndeclare loss L\\ndefine L = mul x x\\n")]
     ['define L = mul x x']
     """
-    if isinstance(program, str):
-        program = parse(program)
-    return program_steps(program)
+    return program_steps(_shape_program(program))
 
 
 def compile(program: Program | str, full: bool = False) -> Gcp:

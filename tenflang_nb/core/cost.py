@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .arguments import check_arguments
+from .arguments import check_arguments, check_instance
 from .backprop import Gcp, compile_program
 from .datafiles import DataTable
 from .draws import draw_values
@@ -280,6 +280,7 @@ def compare_modes(program: Program, data: Mapping[str, Any] | DataTable | None =
     refused before it allocates, saying how many examples would fit.
     """
     examples, budget, sweeps = check_arguments(examples=examples, budget=budget, sweeps=sweeps)
+    check_instance("program", program, Program, "a Program")
     if not program.names("weight"):
         raise TenFlangError.at(f"{program.file} has no weights: there is no gradient to cost",
                                file=program.file)

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arguments import Rule, check_arguments
+from .arguments import Rule, check_arguments, check_values
 from .errors import TenFlangError
 from .formatting import fmt_number
 from .fused import bind
 from .landscape.geometry import Layout
 from .lexical import direction_name, tangent_name
 from .plan import Plan
-from .program import Program
+from .program import Program, ancestors
 from .settings import SETTINGS
 from .train import (
     Record,
@@ -86,6 +86,11 @@ class Curvature:
         self.layout = Layout({w: hvp_program.shapes[w] for w in self.gradients})
         self.n = n
         self.products = 0
+        # what the loss, the gradients and H v are computed from: a NaN or an infinity on the
+        # way (z = -inf into a saturated logistic) can leave them finite, and wrong
+        self._needed: set[str] = set()
+        for target in (self.loss, *self.gradients.values(), *self.hv_names.values()):
+            self._needed |= ancestors(hvp_program, target)
         zero = {v: np.zeros(self.layout.shapes[w]) for w, v in self.directions.items()}
         self.weights: Weights = {}
         start = self.layout.weights(self.layout.flat(self._known(weights, "weights")))
@@ -117,10 +122,17 @@ class Curvature:
             raise TenFlangError.at(f"'{unknown[0]}' in the {what} is not a weight (the "
                                    f"weights: {', '.join(self.layout.names)})",
                                    file=self.program.file)
+        for name, value in values.items():  # Newton from w = inf would "converge" at once
+            check_values(f"{what}[{name!r}]", value)
         return values
 
-    def _pass(self, direction: np.ndarray, where: str) -> tuple[float, np.ndarray, np.ndarray]:
-        """One run with the direction ``direction`` (flat): the mean loss, gradient and H v."""
+    def _pass(self, direction: np.ndarray, where: str, check: bool = False
+              ) -> tuple[float, np.ndarray, np.ndarray]:
+        """One run with the direction ``direction`` (flat): the mean loss, gradient and H v.
+
+        ``check``: every value they are computed from must be finite too (as training checks
+        at the step that ends a run); a pass at new weights checks, power iteration's first.
+        """
         run = self._run
         for w, value in self.layout.weights(direction).items():
             run.set(self.directions[w], value)
@@ -131,7 +143,8 @@ class Curvature:
         means = {w: run.mean(name) for w, name in self.gradients.items()}
         hv = {w: run.mean(name) for w, name in self.hv_names.items()}
         values = [loss, *means.values(), *hv.values()]
-        if any(v is None or not np.all(np.isfinite(v)) for v in values):
+        if any(v is None or not np.all(np.isfinite(v)) for v in values) or (
+                check and not run.finite(self._needed)):
             targets = [self.loss, *self.gradients.values(), *self.hv_names.values()]
             raise nonfinite_error(run, targets, "the loss, a gradient or H v", where,
                                   "check the data and the weights")
@@ -140,7 +153,7 @@ class Curvature:
     def gradient(self) -> tuple[float, Weights]:
         """The mean loss and its gradient at the current weights."""
         with single_threaded_blas():
-            loss, g, _ = self._pass(np.zeros(self.layout.size), "at these weights")
+            loss, g, _ = self._pass(np.zeros(self.layout.size), "at these weights", True)
         return loss, self.layout.weights(g)
 
     def hvp(self, v: Weights) -> Weights:
@@ -148,7 +161,7 @@ class Curvature:
         Hessian of the mean loss at the current weights."""
         flat = self.layout.flat(self._known(v, "direction"))
         with single_threaded_blas():
-            return self.layout.weights(self._pass(flat, "for this direction")[2])
+            return self.layout.weights(self._pass(flat, "for this direction", True)[2])
 
     # ------------------------------------------------------------------ power iteration
 
@@ -179,7 +192,7 @@ class Curvature:
         x = x / np.linalg.norm(x)
         value = residual = math.nan
         for k in range(iterations):
-            y = self._pass(x, f"at power iteration {k + 1}")[2] - shift * x
+            y = self._pass(x, f"at power iteration {k + 1}", k == 0)[2] - shift * x
             value = float(x @ y)
             size = float(np.linalg.norm(y))
             residual = float(np.linalg.norm(y - value * x))
@@ -219,7 +232,8 @@ class Curvature:
     def _newton(self, w: np.ndarray, history: list[Record], max_iter: int, tol: float,
                 cg_iterations: int, cg_tol: float) -> bool:
         for step in range(max_iter + 1):
-            loss, g, _ = self._pass(np.zeros(self.layout.size), f"at Newton step {step}")
+            loss, g, _ = self._pass(np.zeros(self.layout.size), f"at Newton step {step}",
+                                     True)
             norm = float(np.linalg.norm(g))
             history.append(Record(step, loss, norm, self.layout.weights(w)))
             if norm <= tol:

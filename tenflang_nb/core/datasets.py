@@ -173,11 +173,12 @@ def split(data: Any, test: float = 0.25, *, seed: int = 0) -> Split:
     n = len(table)
     if test == 0:
         return Split(table, None)
-    count = int(test) if whole else round(float(test) * n)
-    if not (whole or 0 < test < 1) or not 0 < count < n:
+    # a share is 0 < test < 1 before it is counted (1e308 of the examples is no count)
+    count = int(test) if whole else round(float(test) * n) if 0 < test < 1 else 0
+    if not 0 < count < n:
         raise TenFlangError.at(
-            f"cannot hold out {count if whole else fmt_number(float(test))} of {n} examples "
-            "for testing: both parts need at least one", file=table.file,
+            f"cannot hold out {count if whole else 'a share ' + fmt_number(float(test))} of {n} "
+            "examples for testing: both parts need at least one", file=table.file,
             hint="give a share between 0 and 1 (0.25) or a count below the data's size")
     order = np.random.default_rng(seed).permutation(n)
     return Split(table.take(np.sort(order[count:])), table.take(np.sort(order[:count])))

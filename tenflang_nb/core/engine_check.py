@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from .agreement import agreement
+from .arguments import Rule, check_arguments
 from .backprop import compile_program
 from .backprop_check.reference import FLOOR, RTOL
 from .formatting import fmt_assignments, fmt_list, fmt_value
@@ -90,8 +91,10 @@ def check_engine(name: str, function: Any, seed: int, programs: int = PROGRAMS
                  ) -> EngineCheck:
     """Check the student's ``function`` as the part ``name`` of an engine (a key of
     :data:`CHECKS`) on cases drawn from ``seed``."""
-    if name not in CHECKS:
-        raise KeyError(f"no check for {name!r}: {fmt_list(list(CHECKS), 'or')}")
+    if not isinstance(name, str) or name not in CHECKS:
+        raise Rule("name", str, f"a part of an engine: {fmt_list(list(CHECKS), 'or')}").error(
+            name)
+    seed, programs = check_arguments(seed=seed, programs=programs)
     if function is None:
         return EngineCheck(name, False, f"✗ {name} is not defined yet: run the cell that "
                                         f"defines it (def {name}(...))")

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .arguments import shown
 from .errors import TenFlangError
 from .formatting import did_you_mean, fmt_shape
 
@@ -756,9 +757,10 @@ def value(name: str | None, *operands: Any) -> Number:
     3.0
     """
     op = _operator(name, operands, "tf.ops.value")
+    numbers = _numbers(operands, "tf.ops.value")
     if op is None:
-        return _plain(operands[0])
-    return _apply(op, tuple(np.asarray(a, float) for a in operands))
+        return _plain(numbers[0])
+    return _apply(op, numbers)
 
 
 def local_partials(name: str | None, *operands: Any) -> tuple[Number, ...]:
@@ -785,7 +787,7 @@ def local_partials(name: str | None, *operands: Any) -> tuple[Number, ...]:
             hint="its rule is a vector-Jacobian product (the Guide's section 5): what the "
                  "line adds to each operand's adjoint, given the adjoint of its result")
     e = _AtNumbers()
-    refs = tuple(e.ref(np.asarray(a, float)) for a in operands)
+    refs = tuple(e.ref(a) for a in _numbers(operands, "tf.ops.local_partials"))
     result = e.ref(np.asarray(_apply(op, tuple(e.number(r) for r in refs))))
     return tuple(_plain(e.number(rule(e, *refs, result))) for rule in op.partials)
 
@@ -827,6 +829,27 @@ def _operator(name: str | None, operands: Sequence[Any], caller: str) -> Op | No
         raise TenFlangError.at(f"{name or 'a copy'} takes {arity} operand"
                                f"{'s' * (arity != 1)}, not {len(operands)}", caller)
     return op
+
+
+def _numbers(operands: Sequence[Any], caller: str) -> tuple[np.ndarray, ...]:
+    """The operands as arrays of floats; an error naming the ``caller`` for anything else (a
+    variable's name where its value belongs is the usual slip of an engine written by hand).
+    """
+    out = []
+    for k, a in enumerate(operands):
+        array = None
+        if not isinstance(a, str | bytes | complex | np.complexfloating):
+            try:
+                array = np.asarray(a, dtype=float)
+            except (TypeError, ValueError):
+                pass
+        if array is None:
+            raise TenFlangError.at(
+                f"operand {k + 1} must be a number or numbers (a numpy array), not {shown(a)}",
+                caller, hint=f"{a!r} is a name: give its value (values[{a!r}])"
+                if isinstance(a, str) else None)
+        out.append(array)
+    return tuple(out)
 
 
 def _apply(op: Op, operands: tuple[np.ndarray, ...]) -> Number:

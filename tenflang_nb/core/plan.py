@@ -26,7 +26,7 @@ from functools import partial
 import numpy as np
 
 from . import ops
-from .arguments import shown
+from .arguments import check_instance, shown
 from .errors import TenFlangError
 from .formatting import fmt_shape
 from .guard import allow
@@ -468,6 +468,8 @@ def interpret(program: Program, inputs: Mapping[str, float | Array | None]
     >>> interpret(p, {"x": 3, "w": -2})
     {'o': -8.0}
     """
+    check_instance("program", program, Program, "a Program")
+    check_instance("inputs", inputs, Mapping, "a dict of values (name -> value)")
     return Plan(program).example(inputs)
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ops
+from .arguments import check_arguments
 from .ops import Const
 from .program import Program, parse
 
@@ -97,6 +98,7 @@ class RandomProgram:
 def random_programs(seed: int, count: int = 8, kink: bool = False) -> list[RandomProgram]:
     """``count`` programs from ``seed`` (the same ones for the same seed); with ``kink`` the
     last one has ``relu`` at its kink."""
+    seed, count, kink = check_arguments(seed=seed, count=count, kink=kink)
     return [random_program(seed * 1000 + i, kink=kink and i == count - 1)
             for i in range(count)]
 

@@ -87,6 +87,7 @@ class Reference:
         self._uses: dict[str, list[Use]] = {}
         self._terms: dict[str, list[tuple[Use, Array]]] = {}
         self._partials: dict[Use, tuple[str | None, Array]] = {}
+        self._term_formulas: dict[Use, str | None] = {}  # a use's term, where no partial is
         self._stacks: dict[tuple[int, ...], tuple[list[str], Array | None]] | None = None
 
     # -------------------------------------------------------------- the draws
@@ -261,6 +262,12 @@ class Reference:
                 self._partials[use] = (self.formula(name), self.values[name])
         return self._partials.get(use)
 
+    def term_formula(self, use: Use) -> str | None:
+        """The formula of one use's term of ``d/L/d/v`` where its line has no local partials
+        (``matmul d/L/d/M (transpose W)`` for the first operand of ``M = matmul W W``)."""
+        self.terms(str(self.program.defs[use[0]].args[use[1]]))
+        return self._term_formulas.get(use)
+
     def _cut(self, v: str, use: Use) -> Array:
         """The term via ``use`` of ``d/L/d/v``: the program compiled with every other use of
         ``v`` reading a copy of it, an input (whose adjoint nobody asks for)."""
@@ -282,6 +289,9 @@ class Reference:
             self._partials[use] = (self._cut_formula(cut_gcp, adjoint_name(p, v), stop, v),
                                    np.array(partial))
         value = run.value(adjoint_name(self.loss, v))
+        if partial is None and p != self.loss:  # a vector-Jacobian product: the term whole
+            self._term_formulas[use] = self._cut_formula(cut_gcp, adjoint_name(self.loss, v),
+                                                         stop, v)
         if p == self.loss and value is not None:  # the loss's line: the term is the partial
             self._partials[use] = (self._cut_formula(cut_gcp, adjoint_name(p, v), stop, v),
                                    np.array(value))

@@ -135,9 +135,12 @@ class TermHints(ShapeHints):
         own = info[0] if info is not None and info[0] else None
         if p == self.loss:
             text = own or f"the term via {self.ref.use_text(use)}"
-        elif repeated:
-            text = (f"{adjoint_name(self.loss, p)} · "
-                    + (own or f"the local partial of the {ordinal(i)} operand"))
+        elif repeated and own:
+            text = f"{adjoint_name(self.loss, p)} · {own}"
+        elif repeated:  # a vector-Jacobian product (matmul W W) has no local partial
+            text = self.ref.term_formula(use) or ""
+            if not text:  # no formulas (grading mode): the operand names the term
+                return f"the term via the {ordinal(i)} operand"
         else:
             text = f"{adjoint_name(self.loss, p)} · {adjoint_name(p, v)}"
         return text + (f" ({ordinal(i)} operand)" if labelled and repeated else "")
