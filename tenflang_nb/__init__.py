@@ -68,9 +68,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
 
 
 # modules reached as attributes: tf.grading (what a graded notebook's locked cells call,
-# tf.grading.start...) and tf.ops (the operator table, and its numbers: tf.ops.value,
-# tf.ops.local_partials)
-_MODULES = {"grading": ".notebook.grading", "ops": ".core.ops"}
+# tf.grading.start...), tf.ops (the operator table, and its numbers: tf.ops.value,
+# tf.ops.local_partials) and tf.datasets (the classic 2-D data sets, tf.datasets.moons...)
+_MODULES = {"grading": ".notebook.grading", "ops": ".core.ops", "datasets": ".datasets"}
 
 
 def __getattr__(name: str) -> Any:

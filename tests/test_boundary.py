@@ -6,6 +6,9 @@ boundary box and its live redraw, the test loss of every record and its curve, a
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +19,8 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+from matplotlib.figure import Figure
+from PIL import Image
 
 from tenflang_nb import datasets
 from tenflang_nb.core.api import compile, evaluate, load_data, parse, trainer
@@ -346,6 +351,33 @@ def test_the_magic_takes_test_data_and_ticks_the_boundary(ip: Any) -> None:
     assert panel.show_boundary.value and panel.boundary_plot.value[:4] == b"\x89PNG"
     html = "".join(o.data.get("text/html", "") for o in cap.outputs)
     assert "decision boundary" in html and "test loss" in html
+
+
+def test_figures_and_saved_panels_keep_small_pngs_whatever_pyplot_registered(ip: Any) -> None:
+    # pyplot's inline backend formats every matplotlib Figure with its own printer
+    formatter = ip.display_formatter.formatters["image/png"]
+    formatter.for_type(Figure, lambda fig: b"pyplot's PNG")
+    try:
+        net = trained(max_iter=30)
+        for fig in (net.boundary(resolution=30), net.landscape(resolution=10)):
+            png = ip.display_formatter.format(fig)[0]["image/png"]
+            assert Image.open(io.BytesIO(png)).mode == "P", type(fig).__name__  # kept_png's
+        ip.run_line_magic("unload_ext", "tenflang_nb")  # the extension's registration did it
+        assert ip.display_formatter.format(fig)[0]["image/png"] == b"pyplot's PNG"
+        ip.run_line_magic("load_ext", "tenflang_nb")
+    finally:
+        formatter.pop(Figure, None)
+    # a saved panel's pictures too; the live ones stay fast to make
+    ip.user_ns["train"], ip.user_ns["test"] = datasets.moons(60, test=0.25)
+    with capture_output() as cap:
+        ip.run_cell("%%tenflang net --train train --test test --boundary --no-live --lr 2 "
+                    "--max-iter 50 --show none\n" + NET)
+    html = "".join(o.data.get("text/html", "") for o in cap.outputs)
+    saved = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", html)
+    assert len(saved) == 2  # the curve and the boundary
+    assert {Image.open(io.BytesIO(base64.b64decode(s))).mode for s in saved} == {"P"}
+    live = ip.user_ns["net"].panel.boundary_plot.value
+    assert Image.open(io.BytesIO(live)).mode == "RGBA"
 
 
 def test_the_magic_reports_a_model_without_a_plane(ip: Any) -> None:

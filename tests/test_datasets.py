@@ -3,6 +3,8 @@ columns a program's input is named by) and the train/test split of any data."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,16 @@ def test_every_data_set_is_in_the_table_and_has_a_function() -> None:
         assert made.train.names == datasets.make(name, 10, seed=4).train.names
         assert np.array_equal(made.train.columns["x"],
                               datasets.make(name, 10, seed=4).train.columns["x"])
+
+
+def test_the_package_reaches_it_as_tf_datasets() -> None:
+    # a fresh interpreter: here the test's own import has already made the attribute
+    code = ("import tenflang_nb as tf; import sys; "
+            "print(tf.datasets.moons(8).train.names, 'tenflang_nb.datasets' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "['x', 'y'] True"
+    assert "datasets" in dir(__import__("tenflang_nb"))
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -396,9 +396,21 @@ def _bindable(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name)
 
 
+# the package's figures (a landscape, a boundary) by the name of their class, so that loading
+# the extension does not import matplotlib: IPython looks it up before pyplot's printer for
+# every Figure (a subclass comes first), which would store a PNG four times the size
+PNG_FIGURE = "tenflang_nb.notebook.figures.canvas.PngFigure"
+
+
+def _figure_png(fig: Any) -> bytes:
+    return fig._repr_png_()
+
+
 def load(ip: Any) -> None:
-    """Register the magics (``%load_ext tenflang_nb``)."""
+    """Register the magics (``%load_ext tenflang_nb``), and how the figures show."""
     ip.register_magics(TenFlangMagics)
+    module, _, name = PNG_FIGURE.rpartition(".")
+    ip.display_formatter.formatters["image/png"].for_type_by_name(module, name, _figure_png)
 
 
 def unload(ip: Any) -> None:
@@ -408,3 +420,4 @@ def unload(ip: Any) -> None:
         for magic_name in names:
             manager.magics[kind].pop(magic_name, None)
     manager.registry.pop(TenFlangMagics.__name__, None)
+    ip.display_formatter.formatters["image/png"].pop(PNG_FIGURE, None)

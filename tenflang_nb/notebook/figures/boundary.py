@@ -27,19 +27,18 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import Normalize
-from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.text import Text
 
 from ...core.boundary import Boundary, BoundaryEvaluator
-from .canvas import drawn_png, png_bytes
+from .canvas import PngFigure, drawn_png
 
 __all__ = ["BoundaryFigure", "LiveBoundary", "boundary_figure", "describe_boundary"]
 
 CMAP = "RdBu"  # class 0 (low outputs) red, class 1 (high) blue, white between
 
 
-class BoundaryFigure(Figure):
+class BoundaryFigure(PngFigure):
     """A decision-boundary figure that shows itself in a notebook as a PNG (a plain
     ``Figure`` on an Agg canvas, as ``LandscapeFigure``). ``boundary`` holds the numbers it
     draws; :meth:`set_boundary` redraws the changing parts for another :class:`Boundary` on
@@ -51,9 +50,6 @@ class BoundaryFigure(Figure):
     train_points: PathCollection
     test_points: PathCollection | None
     title: Text
-
-    def _repr_png_(self) -> bytes:
-        return png_bytes(self)
 
     def set_boundary(self, b: Boundary) -> None:
         """Show ``b`` (on the grid the figure was made with)."""

@@ -17,33 +17,29 @@ from typing import Any
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import LogNorm
-from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 from matplotlib.ticker import LogLocator
 
 from ...core.formatting import fmt_list, fmt_number
 from ...core.landscape import DescentPath, Landscape, Plane
-from .canvas import CEILING, png_bytes
+from .canvas import CEILING, PngFigure
 
 __all__ = ["LandscapeFigure", "describe_plane", "landscape_figure"]
 
 
-class LandscapeFigure(Figure):
+class LandscapeFigure(PngFigure):
     """A matplotlib figure of a loss landscape that shows itself in a notebook as a PNG.
 
     A plain ``Figure`` on an Agg canvas (no ``pyplot``: the user's current figure, backend
-    and open windows are untouched), with ``_repr_png_`` so that IPython displays it even
-    where no matplotlib backend is set up, and an image, which also reads in an untrusted
-    or exported notebook. ``landscape`` holds the numbers it draws.
+    and open windows are untouched), shown as its PNG (:class:`~.canvas.PngFigure`: where
+    no matplotlib backend is set up too, and as an image, which also reads in an untrusted
+    or exported notebook). ``landscape`` holds the numbers it draws.
     """
 
     landscape: Landscape
     path_artists: list[tuple[Line2D, Line2D, Line2D]]  # per path: its line, start, end
     note: Text  # how far off the slice the paths run
-
-    def _repr_png_(self) -> bytes:
-        return png_bytes(self)
 
     def set_paths(self, paths: Sequence[DescentPath]) -> None:
         """Move the path artists to ``paths`` (as many as the figure was made with)."""

@@ -30,6 +30,7 @@ from ...core.formatting import fmt_number
 from ...core.settings import TrainSettings
 from ...core.train import GradientDescent, TrainResult
 from ..figures.boundary import LiveBoundary
+from ..figures.canvas import kept_png
 from ..figures.curve import LiveCurve, loss_curve_png
 from ..figures.live import LiveLandscape
 from ..views.html import CARD_STYLE
@@ -270,9 +271,8 @@ class TrainingPanel:
                      f"{html.escape(self.session.error_text)}</pre>")
         has_curve = self.trainer is not None and bool(self.trainer.history) and self._png
         if has_curve:
-            image = base64.b64encode(self._png).decode("ascii")
             curve = (f"<img alt='loss curve: {html.escape(status)}' "
-                     f"src='data:image/png;base64,{image}'/>")
+                     f"src='{_kept_data_uri(self._png)}'/>")
         else:
             curve = "<div style='color:#4b5563;margin:1em 0'><i>(no loss curve yet)</i></div>"
         pictures = ""
@@ -282,8 +282,7 @@ class TrainingPanel:
                 (self.show_landscape.value, self._landscape_png,
                  "loss landscape with the path of descent")):
             if shown and png:
-                encoded = base64.b64encode(png).decode("ascii")
-                pictures += f"<img alt='{alt}' src='data:image/png;base64,{encoded}'/>"
+                pictures += f"<img alt='{alt}' src='{_kept_data_uri(png)}'/>"
         # two images or more and the weights: wrap on a narrow page
         wrap = ";flex-wrap:wrap" if pictures else ""
         return (
@@ -374,3 +373,9 @@ class TrainingPanel:
         values = {p.label: self.controls[p.name].value for p in PARAMETERS}
         return ", ".join(f"{label} {v}" if isinstance(v, int) else f"{label} {fmt_number(v)}"
                          for label, v in values.items())
+
+
+def _kept_data_uri(png: bytes) -> str:
+    """A picture of the saved panel as a data URI (an untrusted notebook keeps an <img>), in
+    the small encoding of kept pictures: the live one is encoded fast, for a moment."""
+    return "data:image/png;base64," + base64.b64encode(kept_png(png)).decode("ascii")
