@@ -13,13 +13,16 @@ from conftest import XOR_SHAPE, hypothesis_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tenflang_nb as tf
 from tenflang_nb import datasets
-from tenflang_nb.core import api, ops
+from tenflang_nb.core import api, grading, ops
 from tenflang_nb.core.arguments import ARGUMENTS, ArgumentError, check_arguments
 from tenflang_nb.core.engine_check import check_engine
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
-from tenflang_nb.core.settings import SETTINGS
+from tenflang_nb.core.settings import SETTINGS, TrainSettings
+from tenflang_nb.notebook.grading import GradingFailure
+from tenflang_nb.notebook.grading_mode import GRADING
 from tenflang_nb.notebook.model import TenFlangModel
 
 DATA = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
@@ -29,6 +32,25 @@ XOR = TenFlangModel(XOR_SHAPE, "xor")
 XOR.train({"x": [[0, 0], [0, 1], [1, 0], [1, 1]], "y": [0, 1, 1, 0]}, max_iter=20)
 GCP = api.compile(SEED_EXAMPLE)
 PROGRAM = api.parse(SEED_EXAMPLE)
+SEED_PRINT = grading.fingerprint(SEED_EXAMPLE, TrainSettings())
+
+
+def _graded(call: Callable[[], Any]) -> Any:
+    """A call of ``tf.grading`` in the teacher's copy of a kernel that graded ``seed``
+    (defined, answered as ex4, example ex3 drawn); a verdict (GradingFailure) is a result."""
+    GRADING.reset()
+    GRADING.start("lab", ["seed"], environ={}, cwd="/tmp")
+    GRADING.switched_on = False  # the teacher's copy: gradient() computes
+    GRADING.define("seed", SEED_EXAMPLE, TrainSettings())
+    GRADING.answer("ex4", "seed", "define d/lambda/d/diff = mul 2 diff")
+    GRADING.examples["ex3"] = {"x": 1.0, "y": 0.5}
+    try:
+        return call()
+    except GradingFailure as verdict:
+        return str(verdict)
+    finally:
+        GRADING.reset()
+
 
 # what a caller may pass by mistake: numbers of every kind, text, containers, arrays, objects
 scalars = st.one_of(
@@ -36,7 +58,7 @@ scalars = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8),
     st.sampled_from(["\x1b[2J", "w", "W1[0, 1]", "graph", "order", "normal", "b"]),
     st.builds(np.float64, st.floats()), st.builds(np.int64, st.integers(-5, 5)),
-    st.builds(object), st.binary(max_size=3))
+    st.builds(object), st.binary(max_size=3), st.just(10**400))
 values = st.recursive(scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.tuples(inner, inner),
     st.dictionaries(st.sampled_from(["w", "x", "y", "a", "W1"]), inner, max_size=2),
@@ -142,6 +164,40 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "interpret(inputs)": lambda v: api.interpret(PROGRAM, v),
     "compare_modes(program)": lambda v: api.compare_modes(v, examples=1, budget=0.0),
     "check_engine(name, seed)": lambda v: check_engine(v, lambda p, x: x, seed=v, programs=1),
+    # the grading helpers a teacher's locked cells call (tf.grading), and their core
+    "grading.start(assignment, graded)": lambda v: _graded(lambda: tf.grading.start(v, v)),
+    "grading.start(no_training)": lambda v: _graded(lambda: tf.grading.start("lab", [], v)),
+    "grading.example(name, x)": lambda v: _graded(lambda: tf.grading.example(v, x=v)),
+    "grading.example(x)": lambda v: _graded(lambda: tf.grading.example("ex3", x=v)),
+    "grading.example(**v)": lambda v: _graded(lambda: tf.grading.example(
+        "ex3", **(v if isinstance(v, dict) else {"x": v}))),
+    "grading.fingerprint(model)": lambda v: tf.grading.fingerprint(v),
+    "grading.given(name)": lambda v: _graded(lambda: tf.grading.given(v)),
+    "grading.check_number(name, expected)": lambda v: _graded(
+        lambda: tf.grading.check_number(v, v)),
+    "grading.check_number(hint, rtol, atol)": lambda v: _graded(
+        lambda: tf.grading.check_number("answer_3", 1.0, hint=v, rtol=v, atol=v)),
+    "grading.check_answer(answer, model, fingerprint)": lambda v: _graded(
+        lambda: tf.grading.check_answer(v, model=v, fingerprint=v)),
+    "grading.check_answer(require, draws)": lambda v: _graded(
+        lambda: tf.grading.check_answer("ex4", model="seed", fingerprint=SEED_PRINT,
+                                        require=v, draws=v)),
+    "grading.check_engine(name, programs)": lambda v: _graded(
+        lambda: tf.grading.check_engine(v, programs=v)),
+    "grading.gradient(model, weight, fingerprint)": lambda v: _graded(
+        lambda: tf.grading.gradient(v, v, fingerprint=v, example="ex3")),
+    "grading.gradient(weight, example)": lambda v: _graded(
+        lambda: tf.grading.gradient("seed", v if isinstance(v, str) else "w",
+                                    fingerprint=SEED_PRINT, example=v)),
+    "grading.check_fit(answer, model, accuracy, starts)": lambda v: _graded(
+        lambda: tf.grading.check_fit(v, model=v, data=DATA, accuracy=v, starts=v,
+                                     max_iter=2)),
+    "grading.check_fit(data, max_iter)": lambda v: _graded(
+        lambda: tf.grading.check_fit("ex16", model="seed", data=v, starts=1,
+                                     max_iter=v if isinstance(v, int) and v < 5 else 2)),
+    "core grading.draw_example(seed, choices)": lambda v: grading.draw_example(v, v),
+    "core grading.fingerprint(source, settings)": lambda v: grading.fingerprint(v, v),
+    "core grading.student_seed(student, salt)": lambda v: grading.student_seed(v, v),
 }
 
 
@@ -221,6 +277,18 @@ def test_any_argument_gives_a_result_or_a_tenflang_error(call: str, value: Any) 
     (lambda v: api.compare_modes(v), SEED_EXAMPLE[:20], "program must be a Program, not"),
     (lambda v: SEED.with_gcp(SEED.gcp, v), "a\x1b[2J",
      "name must be a string without control characters, not 'a\\x1b[2J'"),
+    # an int beyond any float: refused as the number it is, not an OverflowError
+    (lambda v: SEED.cost(budget=v), 10**400, "budget must be a finite number >= 0 (seconds), "
+     "not 10000"),
+    (lambda v: SEED.landscape_data(limits=v), (0, 10**400), "limits must be (low, high)"),
+    (lambda v: api.evaluate(PROGRAM, [{"x": 1.0}], {"w": v}), 10**400,
+     "value of 'w' is not a number or numbers"),
+    (lambda v: grading.draw_example(0, {"x": v}), [],
+     "x must be a list of finite numbers to pick from (1 to 1,000,000 of them), not []"),
+    (lambda v: grading.draw_example(0, {"x": v}), [[1.0, 2.0]],
+     "x must be a list of finite numbers to pick from"),
+    (lambda v: tf.grading.fingerprint(v), "x", "model must be a model (what a %%tenflang NAME "
+     "cell binds to NAME), not 'x'"),
 ])
 def test_a_bad_argument_says_what_it_must_be(call: Callable[[Any], Any], value: Any,
                                              message: str) -> None:

@@ -24,6 +24,7 @@ from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.formatting import fmt_shape, fmt_value
 from tenflang_nb.core.program import Program
+from tenflang_nb.notebook.views.check import backprop_check_html
 
 SEED = parse(SEED_EXAMPLE, "seed.tf")
 
@@ -531,6 +532,37 @@ def test_an_adjoint_that_cancels_to_zero_is_not_asked_for_every_bit() -> None:
                  "define p = softmax z\ndefine L = sum p\n", "ones.tf")
     result = check_backprop(ones, "define d/L/d/z = mul 0 z\ndefine d/L/d/W = outer x d/L/d/z\n")
     assert result.ok, result.report()
+
+
+POLE = parse("declare weight w\ndeclare intvar a\ndeclare loss L\n"
+             "define a = mul 1000 w\ndefine L = exp a\n", "pole.tf")
+POLE_RIGHT = "define d/L/d/a = exp a\ndefine d/L/d/w = mul 1000 d/L/d/a\n"
+
+
+def test_draws_that_cannot_tell_a_gradient_from_zero_are_no_ok() -> None:
+    # seed 0 sets aside every draw where exp overflows; on those kept exp underflows to 0, so
+    # d/L/d/w is exactly 0 on each: 'define d/L/d/w = 0' was marked right (issue 16)
+    zero = check_backprop(POLE, "define d/L/d/w = 0", seed=0)
+    assert not zero.ok and zero.undecided == ("d/L/d/w",) and zero.discarded > 0
+    report = zero.report()
+    assert report.splitlines()[0] == ("✗ the draws cannot tell: every draw the checker could "
+                                      "use gives d/L/d/w = 0")
+    assert f"{zero.discarded} random draws were set aside" in report
+    assert "another seed (seed=, or --seed in %%tenflang_check)" in report
+    assert "an answer of 0 would pass" in backprop_check_html(zero)
+    # the right answer cannot be told from 0 on these draws either: not ok, same note
+    assert not check_backprop(POLE, POLE_RIGHT, seed=0).ok
+    # draws that reach the slope tell: the right answer is ok, 0 is wrong
+    assert check_backprop(POLE, POLE_RIGHT, seed=2).ok
+    assert wrong_line(check_backprop(POLE, "define d/L/d/w = 0", seed=2)) == 1
+
+
+def test_a_gradient_zero_everywhere_stays_ok() -> None:
+    # nothing is set aside for sub w w: its gradient is 0 and 0 is the right answer
+    flat = parse("declare weight w\ndeclare loss L\ndefine L = sub w w\n", "flat.tf")
+    result = check_backprop(flat, "define d/L/d/w = 0")
+    assert result.ok and result.discarded == 0 and result.undecided == (), result.report()
+    assert "set aside" not in result.report()
 
 
 def test_a_non_finite_value_is_never_right() -> None:

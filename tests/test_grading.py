@@ -589,7 +589,9 @@ def test_a_model_that_does_not_learn_xor_fails_saying_why(ip: Any, body: str, sa
 
 
 @pytest.mark.parametrize(("options", "said"), [
-    ("starts=0", "starts must be an integer >= 1, not 0"),
+    ("starts=0", "starts must be an integer from 1 to 100, not 0"),
+    ("starts=10**9", "starts must be an integer from 1 to 100, not 1000000000"),
+    ("accuracy=float('nan')", "accuracy must be a number from 0 to 1, not nan"),
     ("accuracy=2", "accuracy must be a number from 0 to 1, not 2"),
     ("max_iter=-1", "max_iter must be an integer >= 0, not -1"),
 ])
@@ -612,3 +614,79 @@ def test_the_fit_check_trains_the_text_whatever_the_cell_did(ip: Any) -> None:
     # the latest definition is the answer: a linear model defined after it fails
     run(ip, XOR_LINE + LINEAR_XOR)
     assert "classifies" in str(error_of(run(ip, fit_check())[0]))
+
+
+NAN_XOR = XOR_NET.replace("declare output o", "declare intvar o\ndeclare intvar s\n"
+                          "declare intvar t\ndeclare intvar u\ndeclare intvar r\n"
+                          "declare output out").replace(
+    "define diff = sub o y", "define s = sum x\ndefine t = sub s 1\ndefine u = mul t t\n"
+    "define v = neg u\ndefine r = sqrt v\ndefine out = add o r\ndefine diff = sub o y").replace(
+    "declare intvar r\n", "declare intvar r\ndeclare intvar v\n")
+
+
+def test_outputs_that_are_not_finite_fail_the_fit_check(ip: Any) -> None:
+    # out = o + sqrt(-(x1 + x2 - 1)^2): NaN on the class-0 examples, which NaN > 0.5 = False
+    # counted right; the loss reads o alone, so training never sees the NaN (issue 16)
+    start(ip)
+    run(ip, XOR_LINE + NAN_XOR)
+    error = error_of(run(ip, fit_check())[0])
+    assert type(error).__name__ == "GradingFailure", error
+    assert ("the outputs of mine are not finite: out is nan on example 1 (2 of 4 examples)"
+            in str(error)), str(error)
+
+
+def test_a_vector_output_is_refused_by_the_fit_check(ip: Any) -> None:
+    start(ip)
+    run(ip, XOR_LINE + LINEAR_XOR.replace("declare weight w [2]", "declare weight w [2, 1]")
+        .replace("declare intvar a", "declare intvar a [1]").replace(
+            "declare intvar z", "declare intvar z [1]").replace(
+            "declare output o", "declare output o [1]").replace(
+            "declare intvar e", "declare intvar e [1]\ndeclare intvar q [1]").replace(
+            "define L = mul e e", "define q = mul e e\ndefine L = sum q"))
+    error = error_of(run(ip, fit_check())[0])
+    assert "o must be one number (the class is 0 or 1), not of shape [1]" in str(error), error
+
+
+@pytest.mark.parametrize(("cell", "said"), [
+    ("tf.grading.start('lab', graded='quad')",  # a str: graded the models q, u, a and d
+     "graded must be a list of model names (each a %%tenflang NAME), not 'quad'"),
+    ("tf.grading.start('lab', graded=['quad', 1])", "graded must be a list of model names"),
+    ("tf.grading.start('lab', graded=['quad'], no_training=None)",
+     "no_training must be a list of model names (each a %%tenflang NAME), not None"),
+    ("tf.grading.start(['lab'], graded=['quad'])", "assignment must be the assignment's name"),
+    ("tf.grading.example('ex3', x=[])",
+     "x must be a list of finite numbers to pick from (1 to 1,000,000 of them), not []"),
+    ("tf.grading.example('ex3', x=[1, float('nan')])", "x must be finite numbers, not [1, nan]"),
+    ("tf.grading.example('ex3', x=3)", "x must be a list of finite numbers to pick from"),
+    ("tf.grading.example('ex3')", "an example needs values to pick from"),
+    ("tf.grading.example(['ex3'], x=[1])", "name must be the example's name"),
+    ("tf.grading.fingerprint('quad')",
+     "model must be a model (what a %%tenflang NAME cell binds to NAME), not 'quad'"),
+    ("tf.grading.given(['answer_3'])",
+     "name must be the name of the Python variable that holds the answer, not ['answer_3']"),
+    ("tf.grading.check_number('answer_3', float('nan'))",
+     "expected must be a finite number (the right answer), not nan"),
+    ("tf.grading.check_number('answer_3', 1.0, hint=3)", "hint must be a string"),
+    ("tf.grading.check_number('answer_3', 1.0, rtol=-1)", "rtol must be a finite number >= 0"),
+    (f"tf.grading.check_answer('ex4', model='quad', fingerprint={QUAD_PRINT!r}, require=[])",
+     "require lists no adjoint"),
+    (f"tf.grading.check_answer('ex4', model='quad', fingerprint={QUAD_PRINT!r}, draws=0)",
+     "draws must be an integer from 1 to 100, not 0"),
+    ("tf.grading.check_answer('ex4', model='quad', fingerprint='quad')",
+     "fingerprint must be a model's fingerprint: 12 hex digits"),
+    ("tf.grading.check_engine(['forward'])", "name must be a part of an engine"),
+    (f"tf.grading.gradient('quad', 'x', fingerprint={QUAD_PRINT!r}, example={{'x': 1.0}})",
+     "weight must be a weight of quad that is one number: w, not 'x'"),
+    (f"tf.grading.gradient('quad', 'w', fingerprint={QUAD_PRINT!r}, example=[1.0])",
+     "example must be the name an example was drawn under, or its values"),
+])
+def test_the_grading_calls_refuse_bad_arguments_by_name(ip: Any, cell: str, said: str) -> None:
+    # before: a raw TypeError, AttributeError, numpy's 'high <= 0'; or silently wrong (a str of
+    # graded models read as its letters, require=[] as 'every weight's gradient')
+    start(ip, teacher=True)
+    run(ip, "%%tenflang_check quad ex4\ndefine d/L/d/w = mul 2 w\n")
+    graded = GRADING.graded
+    error = error_of(run(ip, cell)[0])
+    assert isinstance(error, TenFlangError), repr(error)
+    assert said in error.render(), error.render()
+    assert GRADING.graded == graded  # nothing recorded from a refused start

@@ -18,8 +18,10 @@ tenflang_nb.core.arguments.ArgumentError: error: resolution must be an integer f
 
 from __future__ import annotations
 
+import keyword
 import math
 import numbers
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +32,7 @@ from .errors import Diagnostic, TenFlangError, printable
 
 __all__ = ["ARGUMENTS", "MAX_GRID_POINTS", "ArgumentError", "Rule", "check_arguments",
            "check_grid", "check_instance", "check_limits", "check_name", "check_values",
-           "shown"]
+           "label", "python_name", "shown"]
 
 
 class ArgumentError(TenFlangError):
@@ -45,12 +47,14 @@ class ArgumentError(TenFlangError):
 
 @dataclass(frozen=True)
 class Rule:
-    """What one argument accepts: a ``kind`` (float, int, bool or str), a ``requirement`` as
-    messages say it, a test of the value, the ``choices`` of a str, and whether None is a
-    value (``optional``).
+    """What one argument accepts: a ``kind`` (float, int, bool, str, or tuple: a list or tuple
+    of str), a ``requirement`` as messages say it, a test of the value (of each str of a
+    tuple), the ``choices`` of a str, and whether None is a value (``optional``).
 
     >>> Rule("budget", float, "a finite number >= 0", lambda v: v >= 0).check(1)
     1.0
+    >>> Rule("graded", tuple, "a list of model names", python_name).check(["quad"])
+    ('quad',)
     """
 
     name: str
@@ -65,13 +69,18 @@ class Rule:
         if value is None and self.optional:
             return None
         if self.kind is str:
-            if isinstance(value, str) and (value in self.choices or not self.choices):
+            if isinstance(value, str) and (value in self.choices or not self.choices) \
+                    and self.accepts(value):
                 return value
+        elif self.kind is tuple:  # names: a list or tuple of str, each accepted
+            if isinstance(value, list | tuple) and all(
+                    isinstance(v, str) and self.accepts(v) for v in value):
+                return tuple(value)
         elif self.kind is bool:
             if isinstance(value, bool | np.bool_):
                 return bool(value)
         elif isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
-            number = float(value)
+            number = _float(value)
             if self.kind is int and math.isfinite(number) and number.is_integer():
                 if self.accepts(int(number)):
                     return int(number)
@@ -83,6 +92,14 @@ class Rule:
         return ArgumentError(f"{self.name} must be {self.requirement}, not {shown(value)}")
 
 
+def _float(value: numbers.Real) -> float:
+    """``value`` as a float; an int beyond any float (10**400) is infinite, and so refused."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def shown(value: Any) -> str:
     """A value in a message: its repr, cut short (a whole array is no help).
 
@@ -91,6 +108,25 @@ def shown(value: Any) -> str:
     """
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def python_name(value: str) -> bool:
+    """A name Python can bind (a model's, an answer's variable).
+
+    >>> python_name("ex4"), python_name("class"), python_name("x y")
+    (True, False, False)
+    """
+    return value.isidentifier() and not keyword.iskeyword(value)
+
+
+def label(value: str) -> bool:
+    """A name that labels something in messages and seeds (an assignment, an example): not
+    blank, one line without control characters.
+
+    >>> label("ps05"), label(" "), label("a\\x1b[2J")
+    (True, False, False)
+    """
+    return bool(value.strip()) and value.isprintable()
 
 
 def _rule(name: str, kind: type, requirement: str, accepts: Callable[[Any], bool] = (
@@ -143,6 +179,23 @@ ARGUMENTS: Mapping[str, Rule] = dict((
     _rule("title", str, "a string (or None)", optional=True),
     _rule("file", str, "a string (the file's name, for messages)"),
     _rule("text", str, "a string"),
+    _rule("source", str, "a program's text (a string)"),
+    # grading: what a teacher writes into the locked cells (tf.grading)
+    _rule("assignment", str, "the assignment's name: a string, not blank, without control "
+          "characters", label),
+    _rule("graded", tuple, "a list of model names (each a %%tenflang NAME)", python_name),
+    _rule("no_training", tuple, "a list of model names (each a %%tenflang NAME)", python_name),
+    _rule("model", str, "a model's name (its %%tenflang NAME: a Python name)", python_name),
+    _rule("answer", str, "an answer's name (a Python name, as its cell names it)",
+          python_name),
+    _rule("fingerprint", str, "a model's fingerprint: 12 hex digits, as "
+          "tf.grading.fingerprints() gives it", lambda v: re.fullmatch(r"[0-9a-f]{12}", v)
+          is not None),
+    _rule("weight", str, "a weight's name (a string)"),
+    _rule("expected", float, "a finite number (the right answer)"),
+    _rule("hint", str, "a string (or empty: no hint)"),
+    _rule("starts", int, "an integer from 1 to 100", lambda v: 1 <= v <= 100),
+    _rule("accuracy", float, "a number from 0 to 1", lambda v: 0 <= v <= 1),
 ))
 
 
@@ -228,7 +281,7 @@ low < high, or one such pair per axis (1 here), not (2, 1)
         raise bad
     out = []
     for low, high in pairs:
-        low, high = float(low), float(high)
+        low, high = _float(low), _float(high)
         # a span a float cannot divide (1e308 wide, or 1e-300 at 1e10) makes no grid
         if not (math.isfinite(high - low) and low < high
                 and high - low > 1e-12 * max(abs(low), abs(high), 1e-300)):
@@ -254,7 +307,7 @@ def check_values(name: str, value: Any, shape: tuple[int, ...] | None = None) ->
     """
     try:
         array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond a float
         raise Rule(name, float, "numbers").error(value) from None
     if not np.all(np.isfinite(array)):
         raise Rule(name, float, "finite numbers").error(value)

@@ -58,7 +58,7 @@ from .plan import Plan
 from .program import Program, ancestors, parse
 from .random_programs import SAFE_AT, UNARY, RandomProgram, random_programs
 
-__all__ = ["CHECKS", "EngineCheck", "check_engine"]
+__all__ = ["CHECKS", "EngineCheck", "check_engine", "engine_part"]
 
 PROGRAMS = 8  # random programs per check
 # where code that is not the student's lives: this package, the installed ones, Python's own
@@ -91,9 +91,7 @@ def check_engine(name: str, function: Any, seed: int, programs: int = PROGRAMS
                  ) -> EngineCheck:
     """Check the student's ``function`` as the part ``name`` of an engine (a key of
     :data:`CHECKS`) on cases drawn from ``seed``."""
-    if not isinstance(name, str) or name not in CHECKS:
-        raise Rule("name", str, f"a part of an engine: {fmt_list(list(CHECKS), 'or')}").error(
-            name)
+    name = engine_part(name)
     seed, programs = check_arguments(seed=seed, programs=programs)
     if function is None:
         return EngineCheck(name, False, f"✗ {name} is not defined yet: run the cell that "
@@ -109,6 +107,16 @@ def check_engine(name: str, function: Any, seed: int, programs: int = PROGRAMS
 
 
 # ------------------------------------------------------------------------------ running it
+
+def engine_part(name: Any) -> str:
+    """``name`` when it is a part of an engine that can be checked (a key of :data:`CHECKS`).
+
+    >>> engine_part("forward")
+    'forward'
+    """
+    return Rule("name", str, f"a part of an engine: {fmt_list(list(CHECKS), 'or')}",
+                choices=tuple(CHECKS)).check(name)
+
 
 def _run(name: str, function: Callable[..., Any], args: Sequence[Any], where: str,
          listing: str = "") -> Any:
@@ -156,7 +164,7 @@ def _number(value: Any) -> float | None:
         return None
     try:
         array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return float(array) if array.ndim == 0 else None
 

@@ -25,10 +25,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .arguments import (
+    ArgumentError,
+    Rule,
+    check_arguments,
+    check_instance,
+    check_name,
+    check_values,
+)
 from .backprop import Gcp
 from .errors import TenFlangError
 from .lexical import split_derivative, split_lines, split_tokens, token_spans
-from .settings import SETTINGS, TrainSettings
+from .settings import SETTINGS, SETTINGS_ARGUMENT, TrainSettings
 from .syntax import Comment, Declare
 
 __all__ = ["DEFAULT_STUDENT", "NBGRADER_STUB", "Copied", "compiler_copy", "draw_example",
@@ -39,6 +47,7 @@ AUTOGRADED = "autograded"  # nbgrader's autograded_directory (its default name)
 # nbgrader replaces a solution region by its stub; in an answer it means "not answered yet",
 # which deserves better than a syntax error
 NBGRADER_STUB = "raise NotImplementedError"
+MAX_CHOICES = 1_000_000  # values an example picks one from, per name
 
 
 def student_id(environ: Mapping[str, str] | None = None, cwd: str | None = None
@@ -78,19 +87,45 @@ def student_seed(student: str, salt: str) -> int:
     >>> student_seed("ada", "ex3")
     2153001589
     """
+    check_instance("student", student, str, "a student's id (a str)")
+    check_instance("salt", salt, str, "a str (what the seed is for)")
     digest = hashlib.sha256(f"{student}\n{salt}".encode()).hexdigest()
     return int(digest[:8], 16)
 
 
 def draw_example(seed: int, choices: Mapping[str, Sequence[float]]) -> dict[str, float]:
-    """One value per name, each picked from its ``choices`` by the generator ``seed``.
+    """One value per name, each picked from its ``choices`` (at least one name; each a
+    list of finite numbers, not empty) by the generator ``seed``.
 
     >>> draw_example(1, {"x": [1.0, 2.0, 3.0], "w": [0.0]})
     {'x': 2.0, 'w': 0.0}
+    >>> draw_example(1, {"x": []})
+    Traceback (most recent call last):
+    ...
+    tenflang_nb.core.arguments.ArgumentError: error: x must be a list of finite numbers to \
+pick from (1 to 1,000,000 of them), not []
     """
+    (seed,) = check_arguments(seed=seed)
+    check_instance("choices", choices, Mapping, "the values to pick from, by name (x=[1, 2])")
+    if not choices:
+        raise ArgumentError("an example needs values to pick from: name=[...] for at least "
+                            "one variable (x=[1, 2, 3])")
+    picks: dict[str, np.ndarray] = {}
+    for name, values in choices.items():
+        check_name("a variable's name", name)
+        pick = Rule(name, tuple, f"a list of finite numbers to pick from (1 to "
+                    f"{MAX_CHOICES:,} of them)")
+        if not (isinstance(values, Sequence | np.ndarray) and not isinstance(values, str | bytes)
+                and 1 <= len(values) <= MAX_CHOICES):
+            raise pick.error(values)
+        check_values(name, values)
+        array = np.asarray(values, dtype=float)
+        if array.ndim != 1:
+            raise pick.error(values)
+        picks[name] = array
     rng = np.random.default_rng(seed)
     return {name: float(values[int(rng.integers(len(values)))])
-            for name, values in choices.items()}
+            for name, values in picks.items()}
 
 
 def program_key(source: str) -> str:
@@ -99,6 +134,7 @@ def program_key(source: str) -> str:
     >>> program_key("define L = mul w w   # the square\\n\\n")
     'define L = mul w w'
     """
+    (source,) = check_arguments(source=source)
     lines = (" ".join(split_tokens(line)) for line in split_lines(source))
     return "\n".join(line for line in lines if line)
 
@@ -115,6 +151,7 @@ def fingerprint(source: str, settings: TrainSettings | None = None) -> str:
     True
     """
     text = program_key(source)
+    check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
     if settings is not None:
         changed = {s: v for s, v in dataclasses.asdict(settings).items()
                    if v != SETTINGS[s].default}

@@ -841,7 +841,7 @@ def _numbers(operands: Sequence[Any], caller: str) -> tuple[np.ndarray, ...]:
         if not isinstance(a, str | bytes | complex | np.complexfloating):
             try:
                 array = np.asarray(a, dtype=float)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 pass
         if array is None:
             raise TenFlangError.at(

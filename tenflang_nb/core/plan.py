@@ -181,7 +181,7 @@ class Run:
         decl = self.plan.program.decls[name]
         try:
             array = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: 10**400
             raise TenFlangError.at(f"value of '{name}' is not a number or numbers: "
                                    f"{shown(value)}",
                                    file=self.plan.program.file, line=decl.src.line,

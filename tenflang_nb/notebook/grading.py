@@ -31,19 +31,28 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..core import api
 from ..core.agreement import entrywise_agreement
-from ..core.arguments import Rule
-from ..core.backprop_check import DRAWS
-from ..core.engine_check import PROGRAMS
+from ..core.arguments import (
+    ArgumentError,
+    Rule,
+    check_arguments,
+    check_instance,
+    check_values,
+    label,
+    python_name,
+    shown,
+)
+from ..core.backprop_check import DRAWS, OPTIONS
+from ..core.engine_check import PROGRAMS, engine_part
 from ..core.engine_check import check_engine as check_function
 from ..core.errors import TenFlangError
-from ..core.formatting import fmt_assignments, fmt_list
+from ..core.formatting import fmt_assignments, fmt_list, fmt_value
 from ..core.grading import NBGRADER_STUB, draw_example
 from ..core.grading import fingerprint as digest
 from ..core.lexical import adjoint_name
@@ -65,6 +74,13 @@ class GradingFailure(AssertionError):
         return str(self).splitlines()
 
 
+# ``name`` means a variable in given/check_number, a label in example
+VARIABLE = Rule("name", str, "the name of the Python variable that holds the answer",
+                python_name)
+EXAMPLE = Rule("name", str, "the example's name: a string, not blank, without control "
+               "characters", label)
+
+
 def _user_ns() -> dict[str, Any]:
     from IPython import get_ipython
 
@@ -75,11 +91,14 @@ def _user_ns() -> dict[str, Any]:
 # ------------------------------------------------------------------------------ the mode
 
 
-def start(assignment: str, graded: Iterable[str], no_training: Iterable[str] = ()) -> None:
+def start(assignment: str, graded: Sequence[str], no_training: Sequence[str] = ()) -> None:
     """Grading mode on (the locked setup cell): for the models ``graded`` (by their names in
     ``%%tenflang NAME`` cells) what would hand over an answer is withheld, and for those in
     ``no_training`` training too (an exercise asks for a number training would give). The
     student's id seeds the checker's draws and the examples of ``assignment``."""
+    # checked before anything is recorded: what a kernel grades only ever grows
+    assignment, graded, no_training = check_arguments(assignment=assignment, graded=graded,
+                                                      no_training=no_training)
     GRADING.start(assignment, graded, no_training)
     who = {"default": f"the default student id '{GRADING.student}' (no JupyterHub user, not "
                       "nbgrader's autograder: every copy like this one has the same numbers)",
@@ -115,6 +134,8 @@ def teacher_copy() -> None:
 def fingerprint(model: TenFlangModel) -> str:
     """The fingerprint a locked check cell names ``model`` by: its program and the settings
     of its ``%%tenflang`` cell."""
+    check_instance("model", model, TenFlangModel, "a model (what a %%tenflang NAME cell "
+                   "binds to NAME)")
     return digest(model.source, model.settings)
 
 
@@ -145,6 +166,9 @@ def check_answer(answer: str, *, model: str, fingerprint: str,
     fingerprint ``fingerprint``, with the adjoints ``require`` (default: all the weights'
     gradients need) on ``draws`` draws from the student's seed. Raises
     :class:`GradingFailure` with the check's report when it is not right and complete."""
+    answer, model, fingerprint = check_arguments(answer=answer, model=model,
+                                                 fingerprint=fingerprint)
+    draws = OPTIONS["draws"].check(draws)
     graded = _graded_model(model, fingerprint)
     recorded = GRADING.answers.get(answer)
     if recorded is None:
@@ -152,8 +176,8 @@ def check_answer(answer: str, *, model: str, fingerprint: str,
             f"{answer} is not answered yet: write your backward pass in the cell that starts "
             f"with %%tenflang_check {model} {answer}, and run it")
     # a locked check grades its model whatever the setup cell said of it
-    result = graded.check_backprop(recorded.text, require=list(require) if require else None,
-                                   draws=draws, grading=GRADING.on)
+    result = graded.check_backprop(recorded.text, require=require, draws=draws,
+                                   grading=GRADING.on)
     if not result.ok:
         raise GradingFailure(f"{answer}: {result.report()}")
     print(f"✓ {answer} is right and complete (checked on {result.draws} random draws of "
@@ -167,6 +191,8 @@ def check_engine(name: str, *, programs: int = PROGRAMS) -> None:
     package's compilers and interpreter switched off, and compared with the package's values.
     Raises :class:`GradingFailure` with the verdict (which program, which variable, expected
     and actual values, a hint) when it is not right."""
+    name = engine_part(name)
+    (programs,) = check_arguments(programs=programs)
     seed = GRADING.seed(f"engine/{name}")
     result = check_function(name, _user_ns().get(name), 0 if seed is None else seed, programs)
     if not result.ok:
@@ -178,6 +204,7 @@ def example(name: str, **choices: Sequence[float]) -> dict[str, float]:
     """The student's own example for the exercise ``name``: one value per variable, picked
     from its ``choices`` by the student's seed (the same in their copy and at autograde).
     Says which; the hidden tests find it again by ``name``."""
+    name = EXAMPLE.check(name)
     seed = GRADING.seed(f"example/{name}")
     values = draw_example(0 if seed is None else seed, choices)
     GRADING.examples[name] = values
@@ -186,20 +213,26 @@ def example(name: str, **choices: Sequence[float]) -> dict[str, float]:
 
 
 def _number(value: Any) -> bool:
-    return (isinstance(value, numbers.Real | np.floating | np.integer)
-            and not isinstance(value, bool | np.bool_) and math.isfinite(float(value)))
+    if not isinstance(value, numbers.Real | np.floating | np.integer) or isinstance(
+            value, bool | np.bool_):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int beyond any float (10**400)
+        return False
 
 
 def given(name: str) -> None:
     """The visible part of a numeric check: the variable ``name`` holds an answer, a
     number. Says nothing of whether it is right (the hidden part checks that)."""
+    name = VARIABLE.check(name)
     ns = _user_ns()
     value = ns.get(name)
     if value is None:
         raise GradingFailure(f"{name} is not answered yet: set {name} to your number (replace "
                              "None) and run that cell")
     if not _number(value):
-        raise GradingFailure(f"{name} should be a number, not {value!r}")
+        raise GradingFailure(f"{name} should be a number, not {shown(value)}")
     print(f"{name} = {float(value):g} is a number: the autograder checks its value.")
 
 
@@ -208,6 +241,9 @@ def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e
     """The hidden part of a numeric check: the variable ``name`` equals ``expected`` (within
     ``rtol`` of it, or ``atol`` where it is about 0: the package's one rule,
     ``core.agreement``). The message never shows ``expected``; ``hint`` says where to look."""
+    name = VARIABLE.check(name)
+    expected, hint, rtol, atol = check_arguments(expected=expected, hint=hint, rtol=rtol,
+                                                 atol=atol)
     ns = _user_ns()
     value = ns.get(name)
     if value is None or not _number(value):
@@ -223,19 +259,36 @@ def gradient(model: str, weight: str, *, fingerprint: str,
     """``d/L/d/weight`` of the model with the fingerprint ``fingerprint`` on the example
     (the name an :func:`example` was drawn under, or the values), its weights the example's
     where it gives them. For hidden tests: refused in the student's copy in grading mode."""
+    model, weight, fingerprint = check_arguments(model=model, weight=weight,
+                                                 fingerprint=fingerprint)
+    check_instance("example", example, str | Mapping, "the name an example was drawn under, "
+                   "or its values ({'x': 1.0, ...})")
     if GRADING.on and GRADING.nbgrader_running() != "autograde":
         raise GradingFailure("grading mode: gradient() computes an answer; the autograder's "
                              "hidden tests call it, your copy does not")
     graded = _graded_model(model, fingerprint)
+    program = graded.program
+    scalars = [w for w in program.names("weight") if not program.shapes[w]]
+    if weight not in scalars:  # check_number compares one number
+        raise Rule("weight", str, f"a weight of {model} that is one number: "
+                   f"{fmt_list(scalars, 'or') or 'it has none'}").error(weight)
     if isinstance(example, str):
         if example not in GRADING.examples:
             raise GradingFailure(f"run the locked cell that draws the example {example} first")
         example = GRADING.examples[example]
+    given = program.names("input", "exp_output", "weight")
+    for name, value in example.items():
+        if name not in given:
+            raise ArgumentError(f"example: {shown(name)} is no input, expected output or "
+                                f"weight of {model} ({fmt_list(given)})")
+        check_values(f"example[{name!r}]", value, program.shapes[name])
+    unset = [n for n in program.names("input", "exp_output") if n not in example]
+    if unset:
+        raise ArgumentError(f"example gives no value for {fmt_list(unset)}")
     values = {**graded.weights, **dict(example)}
-    gcp = api.compile(graded.program)
-    loss = gcp.loss
-    result = Plan(gcp.program()).example(values, [adjoint_name(loss, weight)])
-    return float(np.asarray(result[adjoint_name(loss, weight)]))
+    gcp = api.compile(program)
+    name = adjoint_name(gcp.loss, weight)
+    return float(np.asarray(Plan(gcp.program()).example(values, [name])[name]))
 
 
 # ------------------------------------------------------------------------------ a model, the answer
@@ -254,10 +307,9 @@ def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
     trained or set counts for nothing; the output must be computed from the inputs through
     weights, and training must lower the loss (a model that fits before training has
     learned nothing)."""
+    answer, model, accuracy, starts = check_arguments(answer=answer, model=model,
+                                                      accuracy=accuracy, starts=starts)
     max_iter = SETTINGS["max_iter"].check(max_iter)
-    starts = Rule("starts", int, "an integer >= 1", lambda v: v >= 1).check(starts)
-    accuracy = Rule("accuracy", float, "a number from 0 to 1", lambda v: 0 <= v <= 1
-                    ).check(accuracy)
     mine = next((d for d in reversed(GRADING.definitions) if d.name == model), None)
     if mine is None or NBGRADER_STUB in mine.source:
         raise GradingFailure(f"{answer} is not answered yet: write your model in the cell that "
@@ -276,6 +328,13 @@ def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
             rows = fitted.evaluate(data)
             expected = np.asarray(rows.inputs.columns[target], dtype=float).reshape(len(rows))
             got = np.array([float(np.asarray(r[output])) for r in rows])
+            if not np.all(np.isfinite(got)):  # NaN > 0.5 is False: it would count as class 0
+                bad = np.flatnonzero(~np.isfinite(got))
+                raise GradingFailure(
+                    f"{answer}: {how}, the outputs of {model} are not finite: {output} is "
+                    f"{fmt_value(got[bad[0]], 'report')} on example {bad[0] + 1} ({len(bad)} of "
+                    f"{len(rows)} examples): a class needs a number; change the model (what "
+                    f"computes {output})")
             right = int(np.sum((got > 0.5) == (expected > 0.5)))
             tried = (right, -result.loss, result.history[0].loss)
             best = tried if best is None else max(best, tried)
@@ -303,6 +362,10 @@ def _fit_roles(answer: str, model: str, program: Any) -> tuple[str, str]:
         raise GradingFailure(f"{answer}: declare one output and one exp_output (the class, "
                              f"0 or 1); {model} has {len(outputs)} and {len(targets)}")
     (output,), (target,) = outputs, targets
+    shaped = [n for n in (output, target) if program.shapes[n]]
+    if shaped:
+        raise GradingFailure(f"{answer}: {shaped[0]} must be one number (the class is 0 or 1), "
+                             f"not of shape {list(program.shapes[shaped[0]])}")
     feeds = ancestors(program, output)
     if target in feeds:
         raise GradingFailure(f"{answer}: {output} is computed from {target}, the expected "

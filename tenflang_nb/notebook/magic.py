@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import keyword
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -23,6 +22,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from ..core.arguments import python_name
 from ..core.backprop_check import OPTIONS
 from ..core.datafiles import parse_data
 from ..core.edited import EditedGcp
@@ -157,7 +157,7 @@ class TenFlangMagics(Magics):
             raise UsageError(printable(f"--show: {exc}")) from None
         settings = _settings(args)  # a bad value raises a TenFlangError: no traceback
         name = args.name
-        if name is not None and not _bindable(name):
+        if name is not None and not python_name(name):
             raise UsageError(f"{name!r} is not a valid Python name to bind the model to")
         data = self._training_data(args.train, "--train") if args.train else None
         if args.test:
@@ -254,7 +254,7 @@ class TenFlangMagics(Magics):
         args = _parse(self.tenflang_check, line)
         options = _given(OPTIONS, args)  # a bad value raises a TenFlangError: no traceback
         model = self._model(args.model)
-        if args.result is not None and not _bindable(args.result):
+        if args.result is not None and not python_name(args.result):
             raise UsageError(f"{args.result!r} is not a valid Python name to bind the result to")
         require = None
         listed = None if args.require is None else args.require.strip().strip("'\"")
@@ -359,7 +359,7 @@ class TenFlangMagics(Magics):
         args = _parse(self.tenflang_gcp, line)
         model = self._model(args.model)
         name = args.variant or f"{args.model}_edited"
-        if not _bindable(name):
+        if not python_name(name):
             raise UsageError(f"{name!r} is not a valid Python name to bind the edited model to")
         given = _given(SETTINGS, args)  # a bad value raises a TenFlangError: no traceback
         data = self._training_data(args.train, "--train") if args.train else None
@@ -390,10 +390,6 @@ class TenFlangMagics(Magics):
             display(error_view(err, model.source, title="Cannot check the gradients."))
         if data is not None:
             self._train(variant, data, args, cell_file=None)  # the cell is no shape program
-
-
-def _bindable(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name)
 
 
 # the package's figures (a landscape, a boundary) by the name of their class, so that loading

@@ -46,12 +46,13 @@ from .report import (
     inherits_note,
     plain,
     status_text,
+    undecided_note,
 )
 from .require import required_adjoints
 from .student import StudentLines, parse_student
 
 __all__ = ["OPTIONS", "AdjointVerdict", "BackpropCheck", "LineVerdict", "check_backprop",
-           "explanation_lines", "inherits_note", "plain", "status_text"]
+           "explanation_lines", "inherits_note", "plain", "status_text", "undecided_note"]
 
 DRAWS = 5  # random draws of inputs and weights an answer is checked on
 

@@ -181,7 +181,8 @@ class _Blame:
         sample = {n: float(v[0]) for n, v in self.ref.data.items() if v[0].shape == ()}
         return BackpropCheck(model, self.defines[0].src.file, self.loss, text,
                              [verdicts[t] for t in order], adjoints, required, self.ref.n,
-                             sample)
+                             sample, undecided=self.ref.undecided(required),
+                             discarded=self.ref.discarded)
 
     def _cone(self, c: str) -> dict[str, int]:
         """The helpers feeding ``c`` through helpers, each with its distance from ``c``."""

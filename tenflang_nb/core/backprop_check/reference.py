@@ -5,9 +5,11 @@ formula; and the one test of a value against the compiler's (:meth:`Reference.cl
 
 A draw is kept only when every value of the compiler's GCP on it is finite and at most 1e6
 times its usual size (no ``ln`` of a negative number, no division by almost 0; a loss scaled
-by 1e10 is as checkable as any). The draws are made in batches that fit :data:`MAX_FLOATS`;
-a model whose GCP cannot be held on the draws asked for is refused before anything is
-allocated.
+by 1e10 is as checkable as any). Where draws were set aside, those kept may all give an adjoint
+of exactly 0 (``exp (mul 1000 w)`` underflows where it does not overflow): an answer of 0
+would then pass, so such an adjoint is :meth:`Reference.undecided`. The draws are made in
+batches that fit :data:`MAX_FLOATS`; a model whose GCP cannot be held on the draws asked for is
+refused before anything is allocated.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class Reference:
             s.name for s in (line.statement for line in pruned.lines)
             if isinstance(s, Declare) and (parts := derivative_parts(s.name)) is not None
             and parts[0] == self.loss and parts[1] in program.decls and parts[1] != self.loss))
+        self.discarded = 0  # candidate draws set aside as too near a pole (see _tame)
         if given is None:
             self.data, self.values = self._draw(draws, seed)
             self.at = "on draw 1"  # where the hints' numbers come from
@@ -114,6 +117,9 @@ class Reference:
                 if v is not None:
                     valid &= _tame(v.reshape(size, -1))
             rows = np.flatnonzero(valid)[:draws - found]
+            # the candidates looked at up to the last one kept (all of them when too few)
+            seen = size if found + len(rows) < draws else int(rows[-1]) + 1
+            self.discarded += seen - len(rows)
             if len(rows):
                 kept.append(({n: v[rows] for n, v in data.items()},
                              {n: np.array(v[rows]) for n in gcp.decls
@@ -155,6 +161,22 @@ class Reference:
                 scale = np.maximum(scale, np.abs(value.reshape(self.n, -1)).max(axis=1,
                                                                                 initial=0.0))
         return scale
+
+    def undecided(self, names: Sequence[str]) -> tuple[str, ...]:
+        """The adjoints among ``names`` that are exactly 0 on every draw kept while draws were
+        set aside: the draws cannot tell the right answer from 0 (a gradient genuinely 0
+        everywhere, ``sub w w``, sets no draw aside).
+
+        >>> from tenflang_nb.core.program import parse
+        >>> pole = parse("declare weight w\\ndeclare intvar a\\ndeclare loss L\\n"
+        ...              "define a = mul 1000 w\\ndefine L = exp a\\n")
+        >>> Reference(pole, 5, 0).undecided(["d/L/d/w"]), Reference(pole, 5, 1).undecided(
+        ...     ["d/L/d/w"])
+        (('d/L/d/w',), ())
+        """
+        if not self.discarded:
+            return ()
+        return tuple(n for n in names if n in self.values and not np.any(self.values[n]))
 
     # -------------------------------------------------------------- agreement
 

@@ -16,7 +16,7 @@ from ..errors import TenFlangError, printable
 from ..formatting import fmt_assignments, fmt_value
 
 __all__ = ["AdjointVerdict", "BackpropCheck", "LineVerdict", "explanation_lines",
-           "inherits_note", "plain", "status_text"]
+           "inherits_note", "plain", "status_text", "undecided_note"]
 
 Array = np.ndarray
 
@@ -66,7 +66,9 @@ class AdjointVerdict:
 @dataclass
 class BackpropCheck:
     """What :func:`check_backprop` found: ``ok``, ``first_wrong_line``, every defining line
-    (``lines``), every adjoint (``adjoints``), the ``error`` when the text does not parse.
+    (``lines``), every adjoint (``adjoints``), the ``error`` when the text does not parse;
+    ``undecided``: the required adjoints the draws cannot tell from 0 (exactly 0 on every
+    draw kept, while ``discarded`` draws were set aside near a pole).
 
     ``str(result)`` (and :meth:`report`) is a plain-text report; the notebook renders the
     same content as HTML.
@@ -82,6 +84,8 @@ class BackpropCheck:
     draws: int = 0
     sample: dict[str, float] = field(default_factory=dict)
     error: TenFlangError | None = None
+    undecided: tuple[str, ...] = ()
+    discarded: int = 0
 
     @classmethod
     def failed(cls, model: str, file: str, loss: str, text: str, error: TenFlangError,
@@ -132,9 +136,10 @@ class BackpropCheck:
 
     @property
     def ok(self) -> bool:
-        """No error, no wrong line, something checked, every required adjoint written."""
+        """No error, no wrong line, something checked, every required adjoint written, and
+        the draws can tell each one from 0."""
         return (self.error is None and bool(self.lines) and not any(v.wrong for v in self.lines)
-                and not self.missing_required)
+                and not self.missing_required and not self.undecided)
 
     def verdict(self, line: int) -> LineVerdict | None:
         """The verdict of a line of the student's text (None: it defines nothing)."""
@@ -163,6 +168,9 @@ class BackpropCheck:
         if self.missing_required:
             return (f"✗ so far so good ({len(self.right)} right), but not written yet: "
                     + ", ".join(self.missing_required))
+        if self.undecided:
+            return (f"✗ the draws cannot tell: every draw the checker could use gives "
+                    f"{' = 0, '.join(self.undecided)} = 0")
         n = len(self.missing)
         extra = f" ({n} other adjoint{'s' * (n != 1)} not written)" if n else ""
         return (f"✓ all right: {len(self.right)} adjoint{'s' * (len(self.right) != 1)} "
@@ -191,9 +199,7 @@ class BackpropCheck:
                 a.name + (" (required)" if a.name in self.required else "")
                 + (" (your lines used the compiler's value)" if a.given else "")
                 for a in missing))
-        note = inherits_note(self)
-        if note:
-            out.append(note)
+        out.extend(note for note in (undecided_note(self), inherits_note(self)) if note)
         return "\n".join(out)
 
     def __str__(self) -> str:
@@ -231,6 +237,25 @@ def inherits_note(result: BackpropCheck) -> str | None:
         return None
     return ("A line wrong only because of line N may itself be written right: it uses the "
             "value of line N, which is wrong. Fix the first wrong line, then check again.")
+
+
+def undecided_note(result: BackpropCheck) -> str | None:
+    """Why the draws cannot tell a required adjoint from 0, and what to do (None: they can).
+
+    >>> print(undecided_note(BackpropCheck("m", "f", "L", "", undecided=("d/L/d/w",),
+    ...                                    discarded=7)))
+    7 random draws were set aside (a value of the model's GCP on them is NaN, infinite or \
+too large to judge by), and on every draw kept d/L/d/w is exactly 0: an answer of 0 would \
+pass. Check on other draws: another seed (seed=, or --seed in %%tenflang_check).
+    """
+    if not result.undecided:
+        return None
+    n = result.discarded
+    return (f"{n} random draw{'s were' if n != 1 else ' was'} set aside (a value of the "
+            "model's GCP on them is NaN, infinite or too large to judge by), and on every draw "
+            f"kept {', '.join(result.undecided)} "
+            f"{'is' if len(result.undecided) == 1 else 'are'} exactly 0: an answer of 0 would "
+            "pass. Check on other draws: another seed (seed=, or --seed in %%tenflang_check).")
 
 
 def shown_source(text: str) -> str:

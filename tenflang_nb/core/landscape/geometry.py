@@ -64,7 +64,7 @@ class Layout:
                 raise TenFlangError.at(f"no value for the weight '{name}'")
             try:
                 value = np.asarray(weights[name], dtype=float)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise Rule(f"the weight {name!r}", float, "a number or numbers").error(
                     weights[name]) from None
             if value.shape != self.shapes[name]:

@@ -21,6 +21,7 @@ from ...core.backprop_check import (
     explanation_lines,
     inherits_note,
     status_text,
+    undecided_note,
 )
 from ...core.errors import printable
 from ...core.formatting import fmt_assignments
@@ -110,7 +111,8 @@ def backprop_check_html(result: BackpropCheck, in_cell: bool = False) -> str:
     note = (f"Checked against the compiler's d/{result.loss}/d/v on {result.draws_text} "
             "of the inputs and weights" + (f" (draw 1: {sample})" if sample else "")
             + ".")
-    note += " " + (inherits_note(result) or "")
+    for more in (undecided_note(result), inherits_note(result)):
+        note += " " + (more or "")
     body = (head + roots + _lines_table(result) + _adjoints_html(result)
             + f'<div class="tf-note">{esc(note.strip())}</div>')
     return page(body, new_prefix(body), interactive=False)
