@@ -298,3 +298,22 @@ def test_nan_report_ignores_lines_the_gradient_does_not_need() -> None:
         t.run()
     assert info.value.first.source == "define big = exp z"  # not "define side = exp x"
     assert "iteration 1" in info.value.first.message
+
+
+@pytest.mark.parametrize("engine", ["reference", "fused"])
+def test_huge_finite_gradients_are_no_overflow(engine: str) -> None:
+    # the squares of a gradient of 1e200 overflow: the step's norm and finiteness checks fall
+    # back to a scaled norm and to each gradient, instead of calling the run non-finite
+    gcp = api.compile(parse("declare weight w\ndeclare weight v\ndeclare loss L\n"
+                            "declare intvar a\ndefine a = mul w 1e200\n"
+                            "define L = add a v\n"))
+    trainer = api.trainer(gcp, {}, lr=1e-210, tol=0.0, max_iter=2, start={"w": 1.0, "v": 0.0},
+                          engine=engine)
+    record = trainer.step()
+    assert record.grad_norm == pytest.approx(1e200, rel=1e-12)
+    assert trainer.state.weights["w"] == pytest.approx(1.0 - 1e-10, rel=1e-12)
+    # an update that overflows is still a non-finite weight, named
+    big = api.trainer(gcp, {}, lr=1e200, tol=0.0, max_iter=2, start={"w": 1.0, "v": 0.0},
+                      engine=engine)
+    with pytest.raises(ComputeError, match="weight 'w' became NaN or infinite"):
+        big.step()

@@ -14,6 +14,7 @@ that changes while it trains is one :class:`TrainState`.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -242,12 +243,33 @@ def _checked_start(start: Mapping[str, object], shapes: Mapping[str, tuple[int, 
     return dict(start)  # type: ignore[arg-type]
 
 
-def _norm(arrays: list[np.ndarray]) -> float:
-    """||(a_1, a_2, ...)||_2 without overflow for large finite values.
+def _sum_of_squares(arrays: list[np.ndarray]) -> float:
+    """The sum of every entry squared: a dot product an array (a step's cheapest reduction);
+    inf or NaN when an entry is, or when the squares of finite values overflow.
+
+    >>> _sum_of_squares([np.array(3.0), np.array([4.0])])
+    25.0
+    """
+    total = 0.0
+    with np.errstate(all="ignore"):  # an overflow is the answer inf, not a warning
+        for a in arrays:
+            flat = np.ravel(a)
+            total += float(np.dot(flat, flat))
+    return total
+
+
+def _norm(arrays: list[np.ndarray], squares: float | None = None) -> float:
+    """||(a_1, a_2, ...)||_2 without overflow or underflow for large or tiny finite values
+    (``squares``: their :func:`_sum_of_squares`, when known).
 
     >>> _norm([np.array(3.0), np.array([4.0])])
     5.0
+    >>> [float(f"{_norm([np.array([3.0, 4.0]) * k]) / k:.12g}") for k in (1e200, 1e-200)]
+    [5.0, 5.0]
     """
+    total = _sum_of_squares(arrays) if squares is None else squares
+    if 1e-250 < total < 1e250:  # no square overflowed, none that matters underflowed
+        return math.sqrt(total)
     scale = max((float(np.max(np.abs(a))) for a in arrays if np.size(a)), default=0.0)
     if scale == 0.0:
         return 0.0
@@ -412,7 +434,11 @@ class GradientDescent:
             for w, name in self.grad_names.items():
                 g = run.mean(name)
                 grads[w] = np.zeros(np.shape(self.state.weights[w])) if g is None else g
-        if not np.isfinite(loss) or not all(np.all(np.isfinite(g)) for g in grads.values()):
+        # a finite sum of squares has finite terms; an infinite one may be finite values'
+        # squares overflowing, so each gradient is looked at then
+        self._squares = _sum_of_squares(list(grads.values()))
+        if not np.isfinite(loss) or (not math.isfinite(self._squares) and not all(
+                np.all(np.isfinite(g)) for g in grads.values())):
             self._nonfinite()
         return loss, grads
 
@@ -438,7 +464,7 @@ class GradientDescent:
         if state.done:
             raise RuntimeError("training is finished; call reset() to start again")
         loss, grads = self.evaluate()
-        norm = _norm(list(grads.values()))
+        norm = _norm(list(grads.values()), self._squares)
         ends = norm <= s.tol or state.iterations >= s.max_iter
         if (ends or state.iterations % CHECK_VALUES_EVERY == 0) and not self._run.finite(
                 self._needed):
@@ -455,9 +481,10 @@ class GradientDescent:
                 steps = OPTIMIZERS[s.optimizer].step(state.optimizer, grads, lr=s.lr,
                                                      momentum=s.momentum)
                 updated = {w: state.weights[w] - step for w, step in steps.items()}
-            for w, new in updated.items():
-                if not np.all(np.isfinite(new)):
-                    self._nonfinite_weight(w)
+            if not math.isfinite(_sum_of_squares(list(updated.values()))):
+                for w, new in updated.items():  # which one (or finite squares overflowing)
+                    if not np.all(np.isfinite(new)):
+                        self._nonfinite_weight(w)
             for w, new in updated.items():
                 state.weights[w] = float(new) if np.ndim(new) == 0 else new
             state.iterations += 1
