@@ -455,6 +455,10 @@ def test_a_numeric_answer_is_given_then_checked_by_hidden_code(ip: Any,
     message = str(error_of(run(ip, "tf.grading.check_number('answer_3', expected, "
                                    "hint='look again')")[0]))
     assert message == "answer_3 = 0.5 is not right: look again"
+    # the teacher's hint is echoed with control characters escaped, as every echoed text
+    message = str(error_of(run(ip, "tf.grading.check_number('answer_3', expected, "
+                                   "hint='look\\x1b[2J again')")[0]))
+    assert message == "answer_3 = 0.5 is not right: look\\x1b[2J again"
 
 
 def test_a_student_gets_the_same_numbers_in_their_copy_and_at_autograde(
@@ -633,6 +637,7 @@ def test_outputs_that_are_not_finite_fail_the_fit_check(ip: Any) -> None:
     assert type(error).__name__ == "GradingFailure", error
     assert ("the outputs of mine are not finite: out is nan on example 1 (2 of 4 examples)"
             in str(error)), str(error)
+    assert "(start 1 of 3)" in str(error)  # it stopped there: not "trained from 3 starts"
 
 
 def test_a_vector_output_is_refused_by_the_fit_check(ip: Any) -> None:

@@ -51,7 +51,7 @@ from ..core.arguments import (
 from ..core.backprop_check import DRAWS, OPTIONS
 from ..core.engine_check import PROGRAMS, engine_part
 from ..core.engine_check import check_engine as check_function
-from ..core.errors import TenFlangError
+from ..core.errors import TenFlangError, printable
 from ..core.formatting import fmt_assignments, fmt_list, fmt_value
 from ..core.grading import NBGRADER_STUB, draw_example
 from ..core.grading import fingerprint as digest
@@ -249,8 +249,8 @@ def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e
     if value is None or not _number(value):
         raise GradingFailure(f"{name} is not answered with a number")
     if not entrywise_agreement(float(value), expected, rtol=rtol, atol=atol):
-        raise GradingFailure(f"{name} = {float(value):g} is not right" + (f": {hint}"
-                                                                          if hint else ""))
+        raise GradingFailure(f"{name} = {float(value):g} is not right" + (
+            f": {printable(hint)}" if hint else ""))  # the teacher's text, echoed as all is
     print(f"✓ {name} is right")
 
 
@@ -331,7 +331,8 @@ def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
             if not np.all(np.isfinite(got)):  # NaN > 0.5 is False: it would count as class 0
                 bad = np.flatnonzero(~np.isfinite(got))
                 raise GradingFailure(
-                    f"{answer}: {how}, the outputs of {model} are not finite: {output} is "
+                    f"{answer}: trained from a start drawn for you (start {k + 1} of "
+                    f"{starts}), the outputs of {model} are not finite: {output} is "
                     f"{fmt_value(got[bad[0]], 'report')} on example {bad[0] + 1} ({len(bad)} of "
                     f"{len(rows)} examples): a class needs a number; change the model (what "
                     f"computes {output})")
