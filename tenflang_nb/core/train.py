@@ -420,6 +420,11 @@ class GradientDescent:
 
     def evaluate(self) -> tuple[float, dict[str, np.ndarray]]:
         """Mean loss and mean gradient at the current weights (one pass over the data)."""
+        loss, grads, _ = self._evaluate()
+        return loss, grads
+
+    def _evaluate(self) -> tuple[float, dict[str, np.ndarray], float]:
+        """:meth:`evaluate`, and the gradients' sum of squares it checked them by."""
         run = self._run
         for w, value in self.state.weights.items():
             run.set(w, value)
@@ -436,11 +441,11 @@ class GradientDescent:
                 grads[w] = np.zeros(np.shape(self.state.weights[w])) if g is None else g
         # a finite sum of squares has finite terms; an infinite one may be finite values'
         # squares overflowing, so each gradient is looked at then
-        self._squares = _sum_of_squares(list(grads.values()))
-        if not np.isfinite(loss) or (not math.isfinite(self._squares) and not all(
+        squares = _sum_of_squares(list(grads.values()))
+        if not np.isfinite(loss) or (not math.isfinite(squares) and not all(
                 np.all(np.isfinite(g)) for g in grads.values())):
             self._nonfinite()
-        return loss, grads
+        return loss, grads, squares
 
     def _nonfinite(self) -> None:
         hint = "try a smaller learning rate" if self.state.iterations else (
@@ -463,8 +468,8 @@ class GradientDescent:
         state, s = self.state, self.settings
         if state.done:
             raise RuntimeError("training is finished; call reset() to start again")
-        loss, grads = self.evaluate()
-        norm = _norm(list(grads.values()), self._squares)
+        loss, grads, squares = self._evaluate()
+        norm = _norm(list(grads.values()), squares)
         ends = norm <= s.tol or state.iterations >= s.max_iter
         if (ends or state.iterations % CHECK_VALUES_EVERY == 0) and not self._run.finite(
                 self._needed):
