@@ -232,6 +232,8 @@ class _Builder:
         self.index: dict[int, int] = {}  # address of a run buffer -> its array index
         self.scratch_of: dict[int, int] = {}  # address of a value kept in scratch -> index
         self.free: dict[int, list[int]] = {}  # size -> scratch arrays free for reuse
+        # (address of a shared value, shape) -> its tile (see _binary_operand): never freed
+        self.tiles: dict[tuple[int, tuple[int, ...]], int] = {}
 
     def group(self, steps: list[_Step], sums: list[tuple[str, list[np.ndarray]]]) -> Group:
         g = self.g
@@ -341,13 +343,19 @@ class _Builder:
             return self._buffer(a), isa.MODE_SHARED
         if not shared and a.shape[1:] == shape:
             return self._operand(a), isa.MODE_ARRAY
-        temp = self._temporary(math.prod(shape))
-        row = self._expand(a, a.shape[1:], shape, temp)
         if shared:
-            g.head.append(row)  # a tile of block rows, kept for the whole call
-        else:
-            g.code.append(row)
-            temporaries.append(temp)
+            # a tile of block rows, filled once by the head and read by every block: it
+            # needs a scratch array of its own. One from the free pool was written, block
+            # after block, by the line that used it before, overwriting the tile (issue 23)
+            key = (_address(a), shape)
+            if key not in self.tiles:
+                self.tiles[key] = self.g.add(np.empty(self.g.block * math.prod(shape)),
+                                             math.prod(shape), scratch=True)
+                g.head.append(self._expand(a, a.shape[1:], shape, self.tiles[key]))
+            return self.tiles[key], isa.MODE_ARRAY
+        temp = self._temporary(math.prod(shape))
+        g.code.append(self._expand(a, a.shape[1:], shape, temp))
+        temporaries.append(temp)
         return temp, isa.MODE_ARRAY
 
     def _expand(self, a: np.ndarray, aligned: tuple[int, ...], shape: tuple[int, ...],
