@@ -21,8 +21,8 @@ __all__ = [
     "GradientDescent", "HvpProgram", "ModeComparison", "Program", "RandomProgram", "Step",
     "TenFlangError", "TrainResult", "TrainSettings", "__version__", "check", "check_backprop",
     "compare_modes", "compile", "compile_forward", "compile_hvp", "curvature", "evaluate",
-    "interpret", "load_data", "load_ipython_extension", "parse", "parse_file", "preprocess",
-    "random_programs", "steps", "train", "trainer", "unload_ipython_extension",
+    "fusion", "interpret", "load_data", "load_ipython_extension", "parse", "parse_file",
+    "preprocess", "random_programs", "steps", "train", "trainer", "unload_ipython_extension",
 ]
 
 # The API is imported on first use, not with the package: a command (or Ctrl-C while one
@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         compile_hvp,
         curvature,
         evaluate,
+        fusion,
         interpret,
         load_data,
         parse,

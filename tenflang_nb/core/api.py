@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import bindings
+from . import bindings, fused
 from .arguments import check_arguments, check_instance
 from .backprop import Gcp, compile_program
 from .backprop_check import DRAWS, BackpropCheck
@@ -30,6 +30,7 @@ from .datafiles import DataTable
 from .errors import TenFlangError
 from .forward import ForwardProgram
 from .forward import compile_forward as compile_forward_program
+from .fusedlisting import Listing, listing
 from .graph import Step
 from .graph import steps as program_steps
 from .hvp import HvpProgram
@@ -225,6 +226,34 @@ def trainer(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None 
         held_out = (bindings.training_columns(gcp_program, test_table, list(grads), [loss]),
                     len(test_table))
     return GradientDescent(gcp_program, columns, len(table), chosen, start, held_out)
+
+
+def fusion(gcp: Gcp | Program | str, examples: int = 10_000) -> Listing:
+    """How the fused engine runs ``gcp`` in training on ``examples`` examples: which lines
+    go through one pass over blocks of examples, what stays in cache, what goes to BLAS
+    (``Listing.passes``; ``Listing.text()`` lists every instruction). Loads numba.
+
+    >>> from tenflang_nb.core.examples import SEED_EXAMPLE
+    >>> [p.how for p in fusion(compile(SEED_EXAMPLE)).passes]  # doctest: +SKIP
+    ['block loop']
+    >>> fusion(compile(SEED_EXAMPLE), examples=0)
+    Traceback (most recent call last):
+    ...
+    tenflang_nb.core.arguments.ArgumentError: error: examples must be an integer from 1 to \
+1,000,000, not 0
+    """
+    program = _gcp_program(gcp)
+    (n,) = check_arguments(examples=examples)
+    vm = fused.load(wait=True)
+    if vm is None:
+        raise TenFlangError.at(f"the fused engine is unavailable here: {fused.status()}")
+    loss, grads = gcp_weights(program)
+    shapes = program.shapes
+    # the weights are the same for every example, the rest is data
+    data = {name: np.zeros(shapes[name] if name in grads else (n, *shapes[name]))
+            for name in program.names(*GIVEN_KINDS)}
+    run = fused.FusedRun(Plan(program), data, n, [*grads.values(), loss], set(), vm)
+    return listing(run)
 
 
 def train(gcp: Gcp | Program | str, data: Any, settings: TrainSettings | None = None, *,

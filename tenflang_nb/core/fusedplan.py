@@ -85,11 +85,16 @@ class Group:
     sums: list[tuple[str, np.ndarray]] = field(default_factory=list)
     # sums of the values a checking schedule checks (NaN or infinite when a value is)
     checks: list[np.ndarray] = field(default_factory=list)
+    # for the listing (core/fusedlisting.py): what each array is, and the line each
+    # instruction of ``code`` computes (None: a broadcast into scratch for the next one)
+    labels: list[str] = field(default_factory=list)
+    lines: list[Define | None] = field(default_factory=list)
 
-    def add(self, array: np.ndarray, size: int, scratch: bool = False) -> int:
+    def add(self, array: np.ndarray, size: int, scratch: bool = False, label: str = "") -> int:
         self.arrays.append(array)
         self.size.append(size)
         self.scratch.append(int(scratch))
+        self.labels.append(label)
         return len(self.arrays) - 1
 
     def const(self, value: float) -> int:
@@ -226,6 +231,10 @@ class _Builder:
         self.check = check
         self.n = run.n
         self.data = {_address(v): k for k in data if (v := run.values.get(k)) is not None}
+        self.names: dict[int, str] = {}  # address of a run buffer -> the first name it holds
+        for name, value in run.values.items():
+            if value is not None:
+                self.names.setdefault(_address(value), name)
         self.whole = data
         self.outside = outside
         self.g = Group(width=isa.WIDTH)
@@ -251,10 +260,15 @@ class _Builder:
                 out = self._buffer(step.out)
             else:
                 out = self.scratch_of[address] = self._temporary(step.out[0].size)
+            first = len(g.code)
             temporaries = self._emit(step, out)
+            g.lines.extend([None] * (len(g.code) - first - 1) + [step.define])
             if step.define.target in self.check:  # summed while the value is in the block
                 acc = np.zeros(step.out[0].size)
-                g.code.append([self.isa.ACCSUM_I, 0, g.add(acc, acc.size), out, out, 0, 0, 0])
+                g.code.append([self.isa.ACCSUM_I, 0,
+                               g.add(acc, acc.size, label=f"check {step.define.target}"),
+                               out, out, 0, 0, 0])
+                g.lines.append(None)
                 g.checks.append(acc)
             for t in temporaries:
                 self._release(t)
@@ -264,10 +278,11 @@ class _Builder:
         for name, sources in sums:
             size = sources[0][0].size
             acc = np.zeros(size)
-            index = g.add(acc, size)
+            index = g.add(acc, size, label=f"sum {name}")
             a, b = (self._operand(s) for s in (sources * 2)[:2])
             kind = self.isa.ACCDOT_I if len(sources) == 2 else self.isa.ACCSUM_I
             g.code.append([kind, 0, index, a, b, 0, 0, 0])
+            g.lines.append(None)
             g.sums.append((name, acc))
         return g
 
@@ -279,7 +294,8 @@ class _Builder:
         if address not in self.index:
             name = self.data.get(address)
             source = self.whole[name] if name is not None else array
-            index = self.index[address] = self.g.add(source.reshape(-1), array[0].size)
+            index = self.index[address] = self.g.add(source.reshape(-1), array[0].size,
+                                                     label=self.names.get(address, "?"))
             if name is not None:
                 self.g.data.append((name, index))
         return self.index[address]
@@ -288,7 +304,8 @@ class _Builder:
         free = self.free.get(size)
         if free:
             return free.pop()
-        return self.g.add(np.empty(self.g.block * size), size, scratch=True)
+        return self.g.add(np.empty(self.g.block * size), size, scratch=True,
+                          label=f"s{len(self.g.arrays)}")
 
     def _release(self, index: int) -> None:
         self.free.setdefault(self.g.size[index], []).append(index)
@@ -349,8 +366,9 @@ class _Builder:
             # after block, by the line that used it before, overwriting the tile (issue 23)
             key = (_address(a), shape)
             if key not in self.tiles:
-                self.tiles[key] = self.g.add(np.empty(self.g.block * math.prod(shape)),
-                                             math.prod(shape), scratch=True)
+                self.tiles[key] = self.g.add(
+                    np.empty(self.g.block * math.prod(shape)), math.prod(shape), scratch=True,
+                    label=f"tile {self.names.get(key[0], '?')}")
                 g.head.append(self._expand(a, a.shape[1:], shape, self.tiles[key]))
             return self.tiles[key], isa.MODE_ARRAY
         temp = self._temporary(math.prod(shape))

@@ -35,6 +35,7 @@ from ..core.bindings import as_examples, check_names, training_columns
 from ..core.datafiles import DataTable
 from ..core.edited import EditedGcp, edit_gcp
 from ..core.errors import TenFlangError
+from ..core.fusedlisting import Listing
 from ..core.gradcheck import check_gradients
 from ..core.grading import compiler_copy, not_answered
 from ..core.graph import DataFlowGraph
@@ -327,6 +328,14 @@ class TenFlangModel(Explorations):
             name=self.name, gcp=gcp, program=self.program, graph=self.graph,
             trace=steps, record=self.example(example).record(0), weights=self.weights,
             listed_lines=MAX_LISTED, predict=predict, withheld=withheld or "")
+
+    def fusion(self, example: Any = None, *, examples: int = 10_000) -> Listing:
+        """What the ``fusion`` view shows: how the fused engine runs the GCP in training on
+        ``examples`` examples (``example`` is not used: the schedule is the same for every
+        example). Loads the fused engine; its ``text()`` lists every instruction. Withheld
+        in grading mode, as the GCP is (its lines are the GCP's)."""
+        self._guard("the fused program (fusion)")
+        return api.fusion(self._need_gcp(), examples)
 
     def show_values(self, example: Any = None) -> Rendered:
         """The graph with each node's value and gradient ``d/L/d/v`` on one example.

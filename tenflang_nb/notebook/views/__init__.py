@@ -2,10 +2,10 @@
 
 A view is a name, a renderer (``render(model, options)`` -> an HTML part, in the module of
 the view's name: ``graph.py``, ``order.py``, ``gcp.py``, ``expanded.py``, ``values.py``,
-``step.py``, ``cost.py``), a one-line description and where it appears: in the default set,
-in ``all``, and whether it needs a trained model. ``--show`` parsing, its error message,
-``%%tenflang?``, ``model.show()``, the defaults and the Guide all read the registry, so
-adding a view is one module plus one entry here.
+``step.py``, ``cost.py``, ``fusion.py``), a one-line description and where it appears: in the
+default set, in ``all``, and whether it needs a trained model. ``--show`` parsing, its error
+message, ``%%tenflang?``, ``model.show()``, the defaults and the Guide all read the registry,
+so adding a view is one module plus one entry here.
 
 A renderer reads the model (:class:`~.base.Shown`) and never computes: a view that shows
 something computed on the model names the model's method that computes it (``computes``),
@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import cost, expanded, gcp, graph, order, step, values
+from . import cost, expanded, fusion, gcp, graph, order, step, values
 from .base import Shown, ViewOptions
 from .html import Rendered, new_prefix, page
 
@@ -72,6 +72,10 @@ VIEWS: dict[str, View] = {v.name: v for v in (
     # shows differ from run to run
     View("cost", cost.render, "forward mode against reverse mode (backprop): sweeps, lines "
          "and memory per gradient, and their measured times", in_all=False),
+    # not in all: it loads the fused engine (numba: about a second, once per kernel)
+    View("fusion", fusion.render, "how the fused engine runs the GCP in training: the lines "
+         "of each pass over blocks of examples, what stays in cache, what goes to BLAS",
+         in_all=False, computes="fusion"),
 )}
 
 

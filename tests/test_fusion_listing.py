@@ -1,0 +1,100 @@
+"""The fused program listed (core/fusedlisting.py, tf.fusion) and shown (the ``fusion``
+view): what it says must be what the fused engine runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_fused_shared_values import LAYER_NORM
+
+import tenflang_nb as tf
+from tenflang_nb.core import api, fused, fusedlisting, fusedplan
+from tenflang_nb.core.arguments import ArgumentError
+from tenflang_nb.core.examples import SEED_EXAMPLE
+from tenflang_nb.core.plan import Plan
+from tenflang_nb.notebook import TenFlangModel
+from tenflang_nb.notebook.grading_mode import GRADING
+
+DIGITS = Path(__file__).resolve().parents[1] / "examples" / "digits"
+
+
+def test_the_seed_model_is_one_pass_storing_nothing(fused_vm: Any) -> None:
+    listing = tf.fusion(tf.compile(SEED_EXAMPLE))
+    assert [p.how for p in listing.passes] == ["block loop"]
+    (only,) = listing.passes
+    assert only.stored == () and sorted(only.summed) == ["d/lambda/d/w", "lambda"]
+    assert "o" in only.cached and "d/lambda/d/z" in only.cached
+    assert listing.means == ()
+    text = listing.text()
+    assert "sum lambda += " in text and "[stored]" not in text
+    # every line of the GCP that the pass computes is named, with its line number
+    gcp = tf.compile(SEED_EXAMPLE).program().text().splitlines()
+    for d in only.lines:
+        assert f"line {d.src.line}: {d}" in text and gcp[d.src.line - 1] == str(d)
+
+
+def test_the_digits_network_sends_its_matrix_products_to_numpy(fused_vm: Any) -> None:
+    listing = tf.fusion(api.parse_file(DIGITS / "gcp.tf"), examples=2_000)
+    hows = [(p.how, [d.op for d in p.lines]) for p in listing.passes]
+    assert all(ops == ["matmul"] or ops == ["transpose"] for how, ops in hows
+               if how != "block loop")
+    assert ("once", ["transpose"]) in hows  # transpose W2: the same for every example
+    blocks = [p for p in listing.passes if p.how == "block loop"]
+    assert len(blocks) == 3 and all(p.block >= 1 for p in blocks)
+    # h is read by the next matrix product: stored; z1 only by tanh: in cache
+    assert blocks[0].stored == ("h",) and blocks[0].cached == ("z1",)
+    assert listing.means == ("d/lambda/d/W2", "d/lambda/d/W1")  # outer products: numpy
+
+
+def test_the_listing_is_the_schedule_the_engine_runs(fused_vm: Any) -> None:
+    """Same stages, same block sizes, same instructions as the run's schedule."""
+    shape = api.parse(LAYER_NORM, "ln.tf")
+    gcp = api.compile(shape).program()
+    rng = np.random.default_rng(0)
+    data = {"x": rng.normal(size=(3_000, 8)), "y": rng.normal(size=(3_000, 8)),
+            "g": np.ones(8), "b": np.zeros(8)}
+    run = fused.FusedRun(Plan(gcp), data, 3_000, ["L", "d/L/d/g", "d/L/d/b"], set(), fused_vm)
+    listing = fusedlisting.listing(run)
+    groups = [s for s in run.parts[0].schedule.stages if isinstance(s, fusedplan.Group)]
+    loops = [p for p in listing.passes if p.how == "block loop"]
+    assert [g.block for g in groups] == [p.block for p in loops]
+    for g, p in zip(groups, loops, strict=True):
+        body = p.instructions[p.instructions.index("per block:") + 1:]
+        assert len(body) == len(g.code)
+        head = p.instructions[1:p.instructions.index("per block:")]
+        assert len(head) == len(g.head)
+    # the layer norm's g and b are tiled once per call, and named so
+    text = listing.text()
+    assert re.search(r"once per call:\n\s+tile g = BROADCAST g\n\s+tile b = BROADCAST b", text)
+    assert "MUL s" in text and "tile g" in text.split("per block:")[1]
+
+
+def test_the_fusion_view_is_a_table_a_screen_reader_can_read(fused_vm: Any) -> None:
+    net = TenFlangModel(SEED_EXAMPLE, "net")
+    html = net.show("fusion")._repr_html_()
+    assert "<caption>How the fused engine runs net&#x27;s GCP in training" in html \
+        or "<caption>How the fused engine runs net's GCP in training" in html
+    assert html.count('scope="col"') == 6 and 'scope="row">1<' in html
+    assert "define lambda = pow diff 2" in html
+    assert "d/lambda/d/w" in html
+
+
+def test_the_fusion_is_withheld_in_grading_mode(fused_vm: Any, monkeypatch: Any) -> None:
+    net = TenFlangModel(SEED_EXAMPLE, "net")
+    monkeypatch.setattr(GRADING, "withheld",
+                        lambda name, source, what: f"grading mode withholds {what}")
+    with pytest.raises(tf.TenFlangError, match="withholds the fused program"):
+        net.fusion()
+    html = net.show("fusion")._repr_html_()
+    assert "No fused program to show" in html and "define lambda" not in html
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ArgumentError, match="examples must be"):
+        tf.fusion(tf.compile(SEED_EXAMPLE), examples=0)
+    with pytest.raises(tf.TenFlangError, match="exactly one loss"):
+        tf.fusion("declare input x\ndeclare output y\ndefine y = mul x 2\n")
