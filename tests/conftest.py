@@ -24,6 +24,11 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 if TYPE_CHECKING:
     from docs_support import SiteBuild
 
+# a fused schedule that fails its verification (core/fusedverify.py) is an error in the tests,
+# never a silent fall back to the reference engine (whose numbers the tests would then see);
+# set here, so the commands and kernels the tests start inherit it
+os.environ["TENFLANG_FUSED_DEBUG"] = "1"
+
 
 @pytest.fixture(scope="session")
 def original_dir() -> Path:

@@ -98,3 +98,81 @@ def test_bad_arguments_are_refused() -> None:
         tf.fusion(tf.compile(SEED_EXAMPLE), examples=0)
     with pytest.raises(tf.TenFlangError, match="exactly one loss"):
         tf.fusion("declare input x\ndeclare output y\ndefine y = mul x 2\n")
+
+
+# ---------------------------------------------------------------------------- verification
+
+
+def _layer_norm_group(fused_vm: Any) -> tuple[fusedplan.Group, Any]:
+    from tenflang_nb.core.fusedverify import verify
+
+    shape = api.parse(LAYER_NORM, "ln.tf")
+    gcp = api.compile(shape).program()
+    rng = np.random.default_rng(0)
+    data = {"x": rng.normal(size=(600, 8)), "y": rng.normal(size=(600, 8)),
+            "g": np.ones(8), "b": np.zeros(8)}
+    run = fused.FusedRun(Plan(gcp), data, 600, ["L", "d/L/d/g"], set(), fused_vm)
+    (group,) = [s for s in run.parts[0].schedule.stages if isinstance(s, fusedplan.Group)]
+    verify(group, run.parts[0].run, fused_vm, 600)  # as built: right
+    return group, run.parts[0].run
+
+
+def _broken(group: fusedplan.Group, k: int, column: int, value: int) -> fusedplan.Group:
+    code = [list(row) for row in group.code]
+    code[k][column] = value
+    return fusedplan.Group(**{**group.__dict__, "code": code})
+
+
+def test_verification_catches_a_line_writing_a_shared_tile(fused_vm: Any) -> None:
+    """The class of issue 23's silent bug: an earlier line's scratch array is the tile."""
+    from tenflang_nb.core.fusedverify import ScheduleError, verify
+
+    group, run = _layer_norm_group(fused_vm)
+    tile = int(group.head[0][2])
+    first = next(k for k, line in enumerate(group.lines)
+                 if line is not None and group.scratch[group.code[k][2]]
+                 and group.size[group.code[k][2]] == group.size[tile])
+    with pytest.raises(ScheduleError, match="filled once per call by the head"):
+        verify(_broken(group, first, 2, tile), run, fused_vm, 600)
+
+
+def test_verification_catches_a_scratch_value_overwritten_before_it_is_read(
+        fused_vm: Any) -> None:
+    from tenflang_nb.core.fusedverify import ScheduleError, verify
+
+    group, run = _layer_norm_group(fused_vm)
+    # c2 = mul c c reads c's scratch array: point its second operand at another one
+    k = next(k for k, line in enumerate(group.lines) if line is not None
+             and line.target == "c2")
+    other = next(i for i, s in enumerate(group.scratch) if s and i != group.code[k][3]
+                 and group.size[i] == group.size[group.code[k][3]]
+                 and i not in {int(r[2]) for r in group.head})
+    with pytest.raises(ScheduleError, match=r"another value than it holds|before anything"):
+        verify(_broken(group, k, 4, other), run, fused_vm, 600)
+
+
+def test_verification_catches_indices_and_sizes_out_of_range(fused_vm: Any) -> None:
+    from tenflang_nb.core.fusedverify import ScheduleError, verify
+
+    group, run = _layer_norm_group(fused_vm)
+    with pytest.raises(ScheduleError, match="out of range"):
+        verify(_broken(group, 0, 3, len(group.arrays) + 5), run, fused_vm, 600)
+    with pytest.raises(ScheduleError, match="holds"):  # more rows than the buffers hold
+        verify(group, run, fused_vm, 10_000)
+
+
+def test_a_failed_verification_falls_back_only_outside_debug_mode(
+        fused_vm: Any, monkeypatch: Any) -> None:
+    from tenflang_nb.core import fusedverify
+
+    def wrong(*args: Any) -> None:
+        raise fusedverify.ScheduleError("fused schedule: wrong on purpose")
+
+    monkeypatch.setattr(fusedverify, "verify", wrong)
+    plan = Plan(tf.compile(SEED_EXAMPLE).program())
+    data = {"x": np.linspace(-1, 1, 2_000_000), "y": np.zeros(2_000_000), "w": 1.0}
+    with pytest.raises(fusedverify.ScheduleError):
+        fused.bind(plan, data, 2_000_000, ["lambda"], engine="fused")
+    monkeypatch.setenv("TENFLANG_FUSED_DEBUG", "0")
+    run = fused.bind(plan, data, 2_000_000, ["lambda"], engine="fused")
+    assert type(run).__name__ == "Run" and "wrong on purpose" in fused.status()

@@ -230,8 +230,19 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
         try:
             return FusedRun(plan, data, n, means or [], kept, vm)
         except Exception as err:  # never an error the reference engine would not give
-            _STATE["fallback"] = f"{type(err).__name__}: {err}"
+            _fell_back(err)
     return plan.bind(data, n, means)
+
+
+def _fell_back(err: Exception) -> None:
+    """A binding the fused engine refused runs on the reference engine; :func:`status` says
+    why. With ``TENFLANG_FUSED_DEBUG=1`` (the tests set it) a schedule that failed its
+    verification (``fusedverify``: a bug of the engine) is raised instead."""
+    from .fusedverify import ScheduleError
+
+    if isinstance(err, ScheduleError) and os.environ.get("TENFLANG_FUSED_DEBUG") == "1":
+        raise err
+    _STATE["fallback"] = f"{type(err).__name__}: {err}"
 
 
 class _Deferred:
@@ -251,7 +262,7 @@ class _Deferred:
                 try:
                     self.current = FusedRun.adopt(self.current, self._keep, _STATE["vm"])
                 except Exception as err:  # stays on the reference engine
-                    _STATE["fallback"] = f"{type(err).__name__}: {err}"
+                    _fell_back(err)
                     self._keep = None
             elif self._spent >= AUTO_AFTER:
                 load(wait=False)
@@ -400,7 +411,8 @@ class FusedRun:
             try:
                 self._checking[key] = [_Part(p.run, p.offsets, self.keep, self.whole, self.vm,
                                              names) for p in self.parts]
-            except Exception:  # never an error the reference engine would not give
+            except Exception as err:  # never an error the reference engine would not give
+                _fell_back(err)
                 self._checking[key] = None
         if self._checking[key] is None:
             return self._finite_by_reference(only)
@@ -448,9 +460,13 @@ class _Part:
                  whole: dict[str, np.ndarray] | None, vm: ModuleType,
                  check: set[str] | None = None) -> None:
         from .fusedplan import Group, schedule
+        from .fusedverify import verify
 
         self.run, self.offsets = run, offsets
         self.schedule = plan = schedule(run, vm, keep, whole, check)
+        for stage in plan.stages:
+            if isinstance(stage, Group):
+                verify(stage, run, vm, run.n)
         # a checking pass's values outside the groups (numpy stages, shared lines): in buffers
         self.checked = [s.out for s in [*plan.shared, *plan.stages]
                         if not isinstance(s, Group) and s.define.target in (check or ())]

@@ -200,8 +200,13 @@ def schedule(run: Run, isa: ModuleType, keep: set[str],
     stepped = {name for name, _, _ in run.mean_plan}
     kept = set(keep) | {k for k in run.means if k not in stepped}
     outside.update(_address(v) for k in kept if (v := run.values.get(k)) is not None)
+    names: dict[int, str] = {}  # for the listing: a buffer by the first name it holds
+    for name, value in run.values.items():
+        if value is not None:
+            names.setdefault(_address(value), name)
     stages: list[Group | _Step] = [
-        _Builder(run, isa, data or {}, outside, check or set()).group(item, sums.get(i, []))
+        _Builder(run, isa, data or {}, outside, check or set(), names).group(
+            item, sums.get(i, []))
         if isinstance(item, list) else item for i, item in enumerate(items)]
     return Schedule(shared, stages, closures,
                     [name for group in sums.values() for name, _ in group],
@@ -226,15 +231,12 @@ class _Builder:
     values of the same size whose lives do not overlap."""
 
     def __init__(self, run: Run, isa: ModuleType, data: dict[str, np.ndarray],
-                 outside: set[int], check: set[str]) -> None:
+                 outside: set[int], check: set[str], names: dict[int, str]) -> None:
         self.isa = isa
         self.check = check
         self.n = run.n
         self.data = {_address(v): k for k in data if (v := run.values.get(k)) is not None}
-        self.names: dict[int, str] = {}  # address of a run buffer -> the first name it holds
-        for name, value in run.values.items():
-            if value is not None:
-                self.names.setdefault(_address(value), name)
+        self.names = names  # address of a run buffer -> the first name it holds
         self.whole = data
         self.outside = outside
         self.g = Group(width=isa.WIDTH)
