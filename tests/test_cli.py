@@ -11,14 +11,16 @@ from __future__ import annotations
 import csv
 import io
 import re
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Call, Result, Runner, program_text, run_calls
+from conftest import Call, Result, Runner, command, program_text, run_calls
 
 from tenflang_nb import cli as tfcli
 from tenflang_nb.core import api, ops
@@ -488,6 +490,33 @@ def test_training_nan_writes_no_weights_but_keeps_the_log(cli: Runner, tmp_path:
     assert not (tmp_path / "w.txt").exists()
     rows = (tmp_path / "log.csv").read_text().splitlines()
     assert len(rows) == int(match.group(2)) + 1  # the header and every finite record
+
+
+@pytest.mark.parametrize(("signum", "words"), [(signal.SIGTERM, "terminated"),
+                                               (signal.SIGHUP, "hung up")])
+def test_a_signal_while_training_leaves_no_temporary_file(tmp_path: Path, signum: int,
+                                                         words: str) -> None:
+    # before: SIGTERM or SIGHUP ended the process at once, leaving .log.csv.XXXX.tmp behind
+    (tmp_path / "gcp.tf").write_text(V0_GCP)
+    (tmp_path / "data.txt").write_text(V0_DATA)
+    proc = subprocess.Popen([*command("tfweightcalc"), "gcp.tf", "data.txt", "--tol", "0",
+                             "--max-iter", "1000000000", "--log", "log.csv", "-o", "w.txt"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".log.csv.*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(tmp_path.glob(".log.csv.*.tmp")), "training did not start"
+    time.sleep(0.3)  # training, well inside its 10^9 steps
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, err
+    assert err.endswith(f"tfweightcalc: {words}\n") and "Traceback" not in err
+    assert out == ""
+    # as after Ctrl-C: the log of the steps made, no weights, nothing hidden left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.txt", "gcp.tf", "log.csv"]
+    rows = (tmp_path / "log.csv").read_text().splitlines()
+    assert rows[0] == "iteration,loss,grad_norm" and len(rows) > 2
 
 
 def test_help_version_and_operator_list(cli: Runner, tmp_path: Path) -> None:
