@@ -392,6 +392,26 @@ def test_compile_train_evaluate(cli: Runner, tmp_path: Path) -> None:
     assert new.stdout == f"{{o: {5 * float(weights['w'])!r}, lambda: null}}\n"  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("data", [V0_DATA, "x,y\n1,4\n2,7\n-3,-13\n"])
+def test_data_through_a_pipe_is_read_once(cli: Runner, tmp_path: Path, data: str) -> None:
+    # before: a pipe was read twice (its lines counted, then its text): "no records"
+    (tmp_path / "gcp.tf").write_text(V0_GCP)
+    (tmp_path / "data.txt").write_text(data)
+    from_file = cli("tfweightcalc", "gcp.tf", "data.txt", cwd=tmp_path)
+    assert from_file.returncode == 0, from_file.stderr
+    piped = cli("tfweightcalc", "gcp.tf", "/dev/stdin", cwd=tmp_path, stdin=data)
+    assert (piped.returncode, piped.stdout) == (0, from_file.stdout), piped.stderr
+    # the shell's process substitution: a pipe named /dev/fd/N, for the data and the weights
+    (tmp_path / "w.txt").write_text(from_file.stdout)
+    substituted = subprocess.run(
+        ["bash", "-c", 'exec "$@" <(cat data.txt) <(cat w.txt)', "bash",
+         *command("tfevaluate"), "gcp.tf"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=120)
+    assert substituted.returncode == 0, substituted.stderr
+    direct = cli("tfevaluate", "gcp.tf", "data.txt", "w.txt", cwd=tmp_path)
+    assert substituted.stdout == direct.stdout and direct.stdout.count("\n") == 3
+
+
 def test_tensor_pipeline_with_csv_data(cli: Runner, tmp_path: Path) -> None:
     # y = 3 x0 - x1 exactly: a [2] weight and a scalar bias, data as CSV cells x[0], x[1]
     (tmp_path / "lin.tf").write_text(program_text(
