@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import IO, NoReturn
 
 import numpy as np
 
@@ -39,9 +39,24 @@ from .core.train import Record
 def _emit(text: str | bytes, output: str | None) -> None:
     if output:
         write_atomic(output, text)
-    else:
+        return
+    try:
         sys.stdout.write(text)
         sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+        raise
+    except OSError as exc:  # a full disk behind > out.txt, or > /dev/full
+        _drop_stdout()
+        raise TenFlangError.at(f"cannot write: {exc.strerror}", file="<stdout>") from None
+
+
+def _drop_stdout() -> None:
+    """Send what is left in stdout's buffer to /dev/null: Python's flush at exit would fail
+    on it again and print its own message (as the docs of BrokenPipeError advise)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _warn(diags: Sequence[Diagnostic], quiet: bool) -> None:
@@ -56,6 +71,13 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         super().error(printable(message))
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        # argparse drops an OSError: --help on a full disk would print nothing and succeed
+        if message and file is sys.stdout:
+            _emit(message, None)
+        else:
+            super()._print_message(message, file)
 
 
 def _parser(prog: str, description: str, epilog: str) -> _Parser:

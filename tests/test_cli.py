@@ -539,6 +539,25 @@ def test_a_signal_while_training_leaves_no_temporary_file(tmp_path: Path, signum
     assert rows[0] == "iteration,loss,grad_norm" and len(rows) > 2
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [("tfcompiler", "shape.tf"),
+                                  ("tfweightcalc", "-q", "gcp.tf", "data.txt"),
+                                  ("tfevaluate", "shape.tf", "data.txt", "w.txt"),
+                                  ("tfcompiler", "--list-ops"), ("tfevaluate", "--help")])
+def test_standard_output_on_a_full_disk_is_a_clear_error(tmp_path: Path,
+                                                         args: tuple[str, ...]) -> None:
+    # before: "internal error: OSError: [Errno 28]" (--help: nothing, and success)
+    (tmp_path / "shape.tf").write_text(V0_SHAPE)
+    (tmp_path / "gcp.tf").write_text(V0_GCP)
+    (tmp_path / "data.txt").write_text(V0_DATA)
+    (tmp_path / "w.txt").write_text("{w: 4}\n")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*command(args[0]), *args[1:]], cwd=tmp_path, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr == "<stdout>: error: cannot write: No space left on device\n"
+
+
 def test_help_version_and_operator_list(cli: Runner, tmp_path: Path) -> None:
     calls = [Call("tfcompiler", ("--help",), tmp_path),
              Call("tfweightcalc", ("--help",), tmp_path),
