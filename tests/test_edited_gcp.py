@@ -114,6 +114,12 @@ def test_blank_lines_and_comments_are_allowed_and_lines_deleted_or_added() -> No
                             "weight)), not [2]"),
     (lambda g: g.replace("declare input x\n", "declare input x\ndeclare input z\n"),
      "declare input z", "'z' is an input the compiled GCP does not have"),
+    # before: accepted, and training blamed line 1 of the data file ("missing required input")
+    (lambda g: g.replace("declare input x\n", "declare input x\ndeclare weight v\n").replace(
+        "define a = mul w x", "define a = mul v x", 1),
+     "declare weight v", "'v' is a weight the compiled GCP does not have"),
+    (lambda g: g.replace("declare input x\n", "declare input x\ndeclare exp_output t\n"),
+     "declare exp_output t", "'t' is an exp_output the compiled GCP does not have"),
     (lambda g: g.replace("declare loss L", "declare intvar L"),
      "declare intvar L", "'L' must stay a loss (the loss), not an intvar"),
 ])
