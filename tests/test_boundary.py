@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from tenflang_nb import datasets
-from tenflang_nb.core.api import compile, evaluate, load_data, parse, trainer
+from tenflang_nb.core.api import compile, evaluate, interpret, load_data, parse, trainer
 from tenflang_nb.core.boundary import plane_inputs
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
@@ -85,7 +85,10 @@ def test_a_plane_is_one_input_of_two_or_two_scalar_inputs() -> None:
     ("declare input x [3]\ndeclare output o\ndefine o = sum x\n", "inputs: x [3]"),
     ("declare input a\ndeclare input b\ndeclare input c\ndeclare output o\n"
      "define o = add a b\n", "inputs: a, b and c"),
-    ("declare input x [2]\ndeclare loss L\ndefine L = sum x\n", "declares none"),
+    ("declare input x [2]\ndeclare loss L\ndefine L = sum x\n", "declares no output"),
+    # before: "declares none" for a vector output
+    ("declare input x [2]\ndeclare weight W [2, 3]\ndeclare output o [3]\n"
+     "define o = matmul x W\n", "has no scalar output, only o [3]"),
     ("declare input x [2]\ndeclare output o\ndeclare output p\ndefine o = sum x\n"
      "define p = sum x\n", "choose one of o or p with output="),
 ])
@@ -93,6 +96,25 @@ def test_programs_without_a_plane_are_told_why(source: str, message: str) -> Non
     with pytest.raises(TenFlangError) as info:
         plane_inputs(parse(source, "net.tf"))
     assert message in str(info.value) and "net.tf" in str(info.value)
+
+
+def test_a_vector_output_is_told_how_to_make_a_scalar_one() -> None:
+    source = ("declare input x [2]\ndeclare weight W [2, 2]\ndeclare output o [2]\n"
+              "define o = matmul x W\n")
+    for output in (None, "o"):
+        with pytest.raises(TenFlangError) as info:
+            plane_inputs(parse(source, "net.tf"), output)
+        hint = info.value.first.hint
+        assert hint is not None and "declare output p" in hint and "net.tf" in str(info.value)
+        # the hint's lines make the scalar output it promises: o's component 1
+        lines = hint.split(": ", 1)[1].replace("; ", ", ").split(", ")
+        fixed = parse(source + "\n".join(lines) + "\n")
+        assert plane_inputs(fixed).output == "p"
+        values = interpret(fixed, {"x": np.array([1.0, 2.0]), "W": np.eye(2)})
+        assert values["p"] == values["o"][1] == 2.0
+    with pytest.raises(TenFlangError, match=r"'o' is not a scalar output of net.tf \(its "
+                                            r"shape is \[2\]\)"):
+        plane_inputs(parse(source, "net.tf"), "o")
 
 
 def test_output_chooses_among_several() -> None:

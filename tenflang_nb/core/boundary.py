@@ -109,21 +109,37 @@ def plane_inputs(program: Program, output: str | None = None) -> PlaneInputs:
             "a decision boundary needs a program whose input is a point of the plane: one "
             f"'declare input x [2]' or two scalar inputs (this one's inputs: {shown})",
             file=program.file)
-    scalars = [n for n in program.names("output") if shapes[n] == ()]
+    outputs = program.names("output")
+    scalars = [n for n in outputs if shapes[n] == ()]
+    tensors = [n for n in outputs if shapes[n] != ()]
+    # a tensor output is no surface: say how to take one number of it
+    hint = _component_hint(tensors[0], shapes[tensors[0]]) if tensors and not scalars else None
     if output is None:
         if len(scalars) != 1:
             raise TenFlangError.at(
                 "a decision boundary draws one scalar output over the plane: "
                 + (f"choose one of {fmt_list(scalars, 'or')} with output=" if scalars else
-                   "this program declares none ('declare output o')"), file=program.file)
+                   "this program has no scalar output, only "
+                   + fmt_list([f"{n} {fmt_shape(shapes[n])}" for n in tensors])
+                   if tensors else "this program declares no output ('declare output o')"),
+                file=program.file, hint=hint)
         output = scalars[0]
     elif output not in scalars:
+        shape = f" (its shape is {fmt_shape(shapes[output])})" if output in tensors else ""
         raise TenFlangError.at(
-            f"'{output}' is not a scalar output of {program.file}"
-            + (f" (its scalar outputs: {fmt_list(scalars)})" if scalars else ""),
-            file=program.file)
+            f"'{output}' is not a scalar output of {program.file}{shape}"
+            + (f"; its scalar outputs: {fmt_list(scalars)}" if scalars else ""),
+            file=program.file, hint=hint)
     targets = [n for n in program.names("exp_output") if shapes[n] == ()]
     return PlaneInputs(chosen, output, targets[0] if len(targets) == 1 else None)
+
+
+def _component_hint(name: str, shape: tuple[int, ...]) -> str:
+    """How to make a scalar output of one component of the tensor output ``name``."""
+    return (f"add a scalar output, such as component 1 of '{name}' (the second class's "
+            f"score): declare intvar e {fmt_shape(shape)}, declare intvar m "
+            f"{fmt_shape(shape)}, declare output p; define e = onehot {name} 1, "
+            f"define m = mul {name} e, define p = sum m")
 
 
 @dataclass(frozen=True)
