@@ -155,6 +155,35 @@ def test_limits_cover_the_points_with_a_margin_or_are_given() -> None:
         net.boundary_data(resolution=1)
 
 
+LINEAR = ("declare input x [2]\ndeclare exp_output y\ndeclare weight w [2]\n"
+          "declare output o\ndefine o = matmul x w\n")
+
+
+@pytest.mark.parametrize("points", [
+    [[-1e308, 0.0], [1e308, 1.0]],  # before: a NaN grid (the span overflowed)
+    [[-1.7e308, -1.7e308], [1.7e308, 1.7e308]],  # ... beyond the largest float with a margin
+    [[1e308, 0.0], [1.5e308, 1.0]],  # before: matplotlib's "arange: cannot compute length"
+    [[1e308, 1e308], [1e308, 1e308]],  # before: low == high, matplotlib's singular limits
+])
+def test_points_near_the_largest_float_get_a_grid_and_a_picture(points: list) -> None:
+    net = TenFlangModel(LINEAR, "lin")
+    net.weights = {"w": np.array([1e-308, -1e-308])}
+    data = {"x": np.array(points), "y": np.array([0.0, 1.0])}
+    fig = net.boundary(data, resolution=7)
+    b = fig.boundary
+    for axis, coords in ((b.xs, b.train.xy[:, 0]), (b.ys, b.train.xy[:, 1])):
+        assert np.all(np.isfinite(axis)) and np.all(np.diff(axis) > 0)
+        assert axis[0] <= coords.min() and axis[-1] >= coords.max()
+    assert np.all(np.isfinite(b.output))
+    # what is drawn: the axes span the grid, in a unit that keeps matplotlib's ticks finite
+    ax = fig.axes[0]
+    unit = 10.0 ** np.floor(np.log10(np.abs(b.xs).max()))
+    assert ax.get_xlabel() == f"x[0] (in units of {unit:.0e})"
+    assert np.allclose(ax.get_xlim(), (b.xs[0] / unit, b.xs[-1] / unit))
+    assert np.allclose(fig.train_points.get_offsets()[:, 0], b.train.xy[:, 0] / unit)
+    assert fig._repr_png_()[:4] == b"\x89PNG"
+
+
 def test_classes_level_and_accuracy() -> None:
     net = trained()
     b = net.boundary_data(resolution=5)

@@ -193,11 +193,30 @@ class Boundary:
         return None if self.test is None else self.test.accuracy(self.level)
 
 
+_LARGEST = float(np.finfo(float).max)
+
+
 def _limits(xy: np.ndarray, margin: float = 0.1) -> tuple[tuple[float, float], ...]:
-    """Each axis from the points' extent, widened by ``margin`` of it on each side."""
-    lo, hi = xy.min(axis=0), xy.max(axis=0)
-    pad = np.maximum(margin * (hi - lo), 0.1)
-    return tuple((float(a), float(b)) for a, b in zip(lo - pad, hi + pad, strict=True))
+    """Each axis from the points' extent, widened by ``margin`` of it on each side (at least
+    0.1, and a millionth of the points' distance from 0 so that far from 0 the two ends stay
+    apart), within the finite floats: points near +-1e308 get a grid too."""
+    lo, hi = xy.min(axis=0), xy.max(axis=0)  # finite: a data table holds no infinity
+    # margin * hi - margin * lo: the span itself overflows for points from -1e308 to 1e308
+    reach = np.maximum(np.abs(lo), np.abs(hi))
+    pad = np.maximum(np.maximum(margin * hi - margin * lo, 0.1), 1e-6 * reach)
+    with np.errstate(over="ignore"):  # beyond the largest float: the largest float
+        low = np.maximum(lo - pad, -_LARGEST)
+        high = np.minimum(hi + pad, _LARGEST)
+    return tuple((float(a), float(b)) for a, b in zip(low, high, strict=True))
+
+
+def _axis(low: float, high: float, n: int) -> np.ndarray:
+    """``n`` points from ``low`` to ``high``, as np.linspace, also where ``high - low`` is
+    beyond the largest float (linspace's step is then infinite, its grid NaN)."""
+    if np.isfinite(high - low):
+        return np.linspace(low, high, n)
+    t = np.linspace(0.0, 1.0, n)
+    return low * (1.0 - t) + high * t
 
 
 class BoundaryEvaluator:
@@ -223,8 +242,8 @@ class BoundaryEvaluator:
             points["test"] = (plane.coordinates(test), plane.labels(test))
         every = np.concatenate([xy for xy, _ in points.values()])
         (x0, x1), (y0, y1) = chosen or _limits(every)
-        self.xs = np.linspace(x0, x1, resolution)
-        self.ys = np.linspace(y0, y1, resolution)
+        self.xs = _axis(x0, x1, resolution)
+        self.ys = _axis(y0, y1, resolution)
         gx, gy = np.meshgrid(self.xs, self.ys)
         grid = np.column_stack([gx.ravel(), gy.ravel()])
         self._grid = self._bind(grid)
