@@ -17,6 +17,7 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+from matplotlib.colors import to_rgba
 
 from tenflang_nb.core.api import compile, parse, train, trainer
 from tenflang_nb.core.edited import EditedGcp, edit_gcp
@@ -304,6 +305,36 @@ def test_the_panel_trains_the_true_gcp_beside_the_edited_one() -> None:
         "edited GCP", "true GCP"]
     # a model not edited trains alone
     assert model.training_panel(FAN_DATA, live=False).session.reference is None
+
+
+def drawn_colours(lines: Any) -> dict[str, tuple[float, ...]]:
+    """The colour of each labelled line drawn (matplotlib's own "_child" labels left out)."""
+    return {line.get_label(): to_rgba(line.get_color()) for line in lines
+            if not line.get_label().startswith("_")}
+
+
+def test_each_run_has_one_colour_in_the_curve_and_on_the_landscape() -> None:
+    # before: the true GCP's curve was orange, and so was the edited run's landscape path
+    variant = broken()
+    panel = variant.training_panel(FAN_DATA, live=False, lr=0.5, max_iter=40, tol=0,
+                                   landscape=True)
+    panel.run_sync()
+    curve = drawn_colours(panel.live_curve.axes.lines)
+    landscape = panel.live_landscape.figure.figure
+    paths = drawn_colours(line for line, _start, _end in landscape.path_artists)
+    assert set(curve) == set(paths) == {"edited GCP", "true GCP"}
+    assert curve == paths and curve["edited GCP"] != curve["true GCP"]
+    legend = landscape.axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["edited GCP", "true GCP"]
+    # the true GCP's path is its own run's, beside the edited one
+    true_path = panel.live_landscape.landscape.paths[1]
+    assert true_path.coords[-1, 0] == pytest.approx(panel.session.reference.weights["w"])
+    # the figures a model draws: the same colour for the same run
+    model = fan()
+    model.train(FAN_DATA, lr=0.5, max_iter=40, tol=0)
+    figure = variant.landscape(paths={"edited GCP": variant, "true GCP": model})
+    drawn = drawn_colours(line for line, _start, _end in figure.path_artists)
+    assert drawn == curve
 
 
 def factory(source: str, data: Any) -> Any:

@@ -336,9 +336,12 @@ class TrainingPanel:
             return 0.0
         seconds = 0.0
         try:
+            ref = self.session.reference
+            # the paths named and coloured as the loss curve names and colours the runs
             self._landscape_png, seconds = self.live_landscape.png(
                 self.trainer, run=(id(self.trainer), self.session.runs),
-                final=self.state in ("done", "stopped"))
+                final=self.state in ("done", "stopped"), label=self.label or "descent",
+                beside=(self.reference_label, ref) if ref is not None else None)
         except Exception as err:
             self._landscape_png = b""
             self._failed("the loss landscape", err)
