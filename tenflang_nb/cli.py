@@ -1,20 +1,25 @@
 """The three commands: ``tfcompiler``, ``tfweightcalc``, ``tfevaluate``.
 
 Thin wrappers over ``tenflang_nb.core.api``. Exit status: 0 success, 1 a bad program, file or
-value, 2 bad usage, 130 interrupted. Errors go to stderr naming the file and ``line N``;
-nothing goes to stdout (and no ``-o`` file is touched) unless the command succeeds.
+value, 2 bad usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 hung up (SIGHUP).
+Errors go to stderr naming the file and ``line N``; nothing goes to stdout (and no ``-o`` file
+is touched) unless the command succeeds. A signal ends a command as Ctrl-C does: its files are
+cleaned up (no temporary file left beside an output) before it exits.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import textwrap
+import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
-from typing import NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import IO, NoReturn
 
 import numpy as np
 
@@ -34,9 +39,24 @@ from .core.train import Record
 def _emit(text: str | bytes, output: str | None) -> None:
     if output:
         write_atomic(output, text)
-    else:
+        return
+    try:
         sys.stdout.write(text)
         sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+        raise
+    except OSError as exc:  # a full disk behind > out.txt, or > /dev/full
+        _drop_stdout()
+        raise TenFlangError.at(f"cannot write: {exc.strerror}", file="<stdout>") from None
+
+
+def _drop_stdout() -> None:
+    """Send what is left in stdout's buffer to /dev/null: Python's flush at exit would fail
+    on it again and print its own message (as the docs of BrokenPipeError advise)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _warn(diags: Sequence[Diagnostic], quiet: bool) -> None:
@@ -51,6 +71,13 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         super().error(printable(message))
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        # argparse drops an OSError: --help on a full disk would print nothing and succeed
+        if message and file is sys.stdout:
+            _emit(message, None)
+        else:
+            super()._print_message(message, file)
 
 
 def _parser(prog: str, description: str, epilog: str) -> _Parser:
@@ -89,15 +116,56 @@ def _formats_help() -> str:
     return "\n".join(lines)
 
 
+class _Terminated(BaseException):
+    """A SIGTERM or SIGHUP, raised where the command is, so that its ``finally`` and ``with``
+    blocks run as for Ctrl-C (Python's default for these signals ends the process at once,
+    leaving an output's hidden temporary file behind). A BaseException, as KeyboardInterrupt:
+    no ``except Exception`` on the way may take it for an error of the program."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_ENDING_SIGNALS = {signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    raise _Terminated(signum)
+
+
+@contextmanager
+def _signals_end_cleanly() -> Iterator[None]:
+    """While the command runs, SIGTERM and SIGHUP raise :class:`_Terminated`; the previous
+    handlers come back after it (a command called in-process leaves its caller's alone).
+    Only the main thread may set handlers: elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _raise_terminated) for s in _ENDING_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog: str) -> int:
     try:
-        return body(argv)
+        with _signals_end_cleanly():
+            return body(argv)
     except TenFlangError as exc:
         print(exc.render(), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except _Terminated as exc:
+        try:  # after a hangup, the terminal may be gone
+            print(f"{prog}: {_ENDING_SIGNALS[signal.Signals(exc.signum)]}", file=sys.stderr)
+        except OSError:
+            pass
+        return 128 + exc.signum
     except BrokenPipeError:
         return 1
     except MemoryError:

@@ -78,7 +78,8 @@ class Result:
     stderr: str
 
 
-def _command(name: str) -> list[str]:
+def command(name: str) -> list[str]:
+    """How to start a console script: the script beside this interpreter, else its entry point."""
     script = BIN / name
     if script.exists():
         return [str(script)]
@@ -86,7 +87,7 @@ def _command(name: str) -> list[str]:
     entry = {"tfcompiler": "compiler_main", "tfweightcalc": "weightcalc_main",
              "tfevaluate": "evaluate_main"}[name]
     return [sys.executable, "-c",
-            f"import sys; from tenflang_nb.cli import {entry}; sys.exit({entry}())"]
+            f"import sys; from tenflang_nb.entry import {entry}; sys.exit({entry}())"]
 
 
 Runner = Callable[..., Result]
@@ -100,7 +101,7 @@ def cli() -> Runner:
             env: dict[str, str] | None = None, stdin: str | None = None) -> Result:
         full_env = {k: v for k, v in os.environ.items() if k != "TENFLANG_DEBUG"}
         full_env.update(env or {})
-        argv: Sequence[str] = [*_command(name), *map(str, args)]
+        argv: Sequence[str] = [*command(name), *map(str, args)]
         proc = subprocess.run(argv, cwd=cwd, env=full_env, input=stdin, capture_output=True,
                               text=True, timeout=120)
         return Result(proc.returncode, proc.stdout, proc.stderr)

@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from tenflang_nb import datasets
-from tenflang_nb.core.api import compile, evaluate, load_data, parse, trainer
+from tenflang_nb.core.api import compile, evaluate, interpret, load_data, parse, trainer
 from tenflang_nb.core.boundary import plane_inputs
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.examples import SEED_EXAMPLE
@@ -85,7 +85,10 @@ def test_a_plane_is_one_input_of_two_or_two_scalar_inputs() -> None:
     ("declare input x [3]\ndeclare output o\ndefine o = sum x\n", "inputs: x [3]"),
     ("declare input a\ndeclare input b\ndeclare input c\ndeclare output o\n"
      "define o = add a b\n", "inputs: a, b and c"),
-    ("declare input x [2]\ndeclare loss L\ndefine L = sum x\n", "declares none"),
+    ("declare input x [2]\ndeclare loss L\ndefine L = sum x\n", "declares no output"),
+    # before: "declares none" for a vector output
+    ("declare input x [2]\ndeclare weight W [2, 3]\ndeclare output o [3]\n"
+     "define o = matmul x W\n", "has no scalar output, only o [3]"),
     ("declare input x [2]\ndeclare output o\ndeclare output p\ndefine o = sum x\n"
      "define p = sum x\n", "choose one of o or p with output="),
 ])
@@ -93,6 +96,25 @@ def test_programs_without_a_plane_are_told_why(source: str, message: str) -> Non
     with pytest.raises(TenFlangError) as info:
         plane_inputs(parse(source, "net.tf"))
     assert message in str(info.value) and "net.tf" in str(info.value)
+
+
+def test_a_vector_output_is_told_how_to_make_a_scalar_one() -> None:
+    source = ("declare input x [2]\ndeclare weight W [2, 2]\ndeclare output o [2]\n"
+              "define o = matmul x W\n")
+    for output in (None, "o"):
+        with pytest.raises(TenFlangError) as info:
+            plane_inputs(parse(source, "net.tf"), output)
+        hint = info.value.first.hint
+        assert hint is not None and "declare output p" in hint and "net.tf" in str(info.value)
+        # the hint's lines make the scalar output it promises: o's component 1
+        lines = hint.split(": ", 1)[1].replace("; ", ", ").split(", ")
+        fixed = parse(source + "\n".join(lines) + "\n")
+        assert plane_inputs(fixed).output == "p"
+        values = interpret(fixed, {"x": np.array([1.0, 2.0]), "W": np.eye(2)})
+        assert values["p"] == values["o"][1] == 2.0
+    with pytest.raises(TenFlangError, match=r"'o' is not a scalar output of net.tf \(its "
+                                            r"shape is \[2\]\)"):
+        plane_inputs(parse(source, "net.tf"), "o")
 
 
 def test_output_chooses_among_several() -> None:
@@ -131,6 +153,35 @@ def test_limits_cover_the_points_with_a_margin_or_are_given() -> None:
         net.boundary_data(limits=((1, 0), (0, 1)))
     with pytest.raises(TenFlangError, match="resolution"):
         net.boundary_data(resolution=1)
+
+
+LINEAR = ("declare input x [2]\ndeclare exp_output y\ndeclare weight w [2]\n"
+          "declare output o\ndefine o = matmul x w\n")
+
+
+@pytest.mark.parametrize("points", [
+    [[-1e308, 0.0], [1e308, 1.0]],  # before: a NaN grid (the span overflowed)
+    [[-1.7e308, -1.7e308], [1.7e308, 1.7e308]],  # ... beyond the largest float with a margin
+    [[1e308, 0.0], [1.5e308, 1.0]],  # before: matplotlib's "arange: cannot compute length"
+    [[1e308, 1e308], [1e308, 1e308]],  # before: low == high, matplotlib's singular limits
+])
+def test_points_near_the_largest_float_get_a_grid_and_a_picture(points: list) -> None:
+    net = TenFlangModel(LINEAR, "lin")
+    net.weights = {"w": np.array([1e-308, -1e-308])}
+    data = {"x": np.array(points), "y": np.array([0.0, 1.0])}
+    fig = net.boundary(data, resolution=7)
+    b = fig.boundary
+    for axis, coords in ((b.xs, b.train.xy[:, 0]), (b.ys, b.train.xy[:, 1])):
+        assert np.all(np.isfinite(axis)) and np.all(np.diff(axis) > 0)
+        assert axis[0] <= coords.min() and axis[-1] >= coords.max()
+    assert np.all(np.isfinite(b.output))
+    # what is drawn: the axes span the grid, in a unit that keeps matplotlib's ticks finite
+    ax = fig.axes[0]
+    unit = 10.0 ** np.floor(np.log10(np.abs(b.xs).max()))
+    assert ax.get_xlabel() == f"x[0] (in units of {unit:.0e})"
+    assert np.allclose(ax.get_xlim(), (b.xs[0] / unit, b.xs[-1] / unit))
+    assert np.allclose(fig.train_points.get_offsets()[:, 0], b.train.xy[:, 0] / unit)
+    assert fig._repr_png_()[:4] == b"\x89PNG"
 
 
 def test_classes_level_and_accuracy() -> None:

@@ -11,14 +11,16 @@ from __future__ import annotations
 import csv
 import io
 import re
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Call, Result, Runner, program_text, run_calls
+from conftest import Call, Result, Runner, command, program_text, run_calls
 
 from tenflang_nb import cli as tfcli
 from tenflang_nb.core import api, ops
@@ -390,6 +392,26 @@ def test_compile_train_evaluate(cli: Runner, tmp_path: Path) -> None:
     assert new.stdout == f"{{o: {5 * float(weights['w'])!r}, lambda: null}}\n"  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("data", [V0_DATA, "x,y\n1,4\n2,7\n-3,-13\n"])
+def test_data_through_a_pipe_is_read_once(cli: Runner, tmp_path: Path, data: str) -> None:
+    # before: a pipe was read twice (its lines counted, then its text): "no records"
+    (tmp_path / "gcp.tf").write_text(V0_GCP)
+    (tmp_path / "data.txt").write_text(data)
+    from_file = cli("tfweightcalc", "gcp.tf", "data.txt", cwd=tmp_path)
+    assert from_file.returncode == 0, from_file.stderr
+    piped = cli("tfweightcalc", "gcp.tf", "/dev/stdin", cwd=tmp_path, stdin=data)
+    assert (piped.returncode, piped.stdout) == (0, from_file.stdout), piped.stderr
+    # the shell's process substitution: a pipe named /dev/fd/N, for the data and the weights
+    (tmp_path / "w.txt").write_text(from_file.stdout)
+    substituted = subprocess.run(
+        ["bash", "-c", 'exec "$@" <(cat data.txt) <(cat w.txt)', "bash",
+         *command("tfevaluate"), "gcp.tf"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=120)
+    assert substituted.returncode == 0, substituted.stderr
+    direct = cli("tfevaluate", "gcp.tf", "data.txt", "w.txt", cwd=tmp_path)
+    assert substituted.stdout == direct.stdout and direct.stdout.count("\n") == 3
+
+
 def test_tensor_pipeline_with_csv_data(cli: Runner, tmp_path: Path) -> None:
     # y = 3 x0 - x1 exactly: a [2] weight and a scalar bias, data as CSV cells x[0], x[1]
     (tmp_path / "lin.tf").write_text(program_text(
@@ -488,6 +510,52 @@ def test_training_nan_writes_no_weights_but_keeps_the_log(cli: Runner, tmp_path:
     assert not (tmp_path / "w.txt").exists()
     rows = (tmp_path / "log.csv").read_text().splitlines()
     assert len(rows) == int(match.group(2)) + 1  # the header and every finite record
+
+
+@pytest.mark.parametrize(("signum", "words"), [(signal.SIGTERM, "terminated"),
+                                               (signal.SIGHUP, "hung up")])
+def test_a_signal_while_training_leaves_no_temporary_file(tmp_path: Path, signum: int,
+                                                         words: str) -> None:
+    # before: SIGTERM or SIGHUP ended the process at once, leaving .log.csv.XXXX.tmp behind
+    (tmp_path / "gcp.tf").write_text(V0_GCP)
+    (tmp_path / "data.txt").write_text(V0_DATA)
+    proc = subprocess.Popen([*command("tfweightcalc"), "gcp.tf", "data.txt", "--tol", "0",
+                             "--max-iter", "1000000000", "--log", "log.csv", "-o", "w.txt"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".log.csv.*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(tmp_path.glob(".log.csv.*.tmp")), "training did not start"
+    time.sleep(0.3)  # training, well inside its 10^9 steps
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, err
+    assert err.endswith(f"tfweightcalc: {words}\n") and "Traceback" not in err
+    assert out == ""
+    # as after Ctrl-C: the log of the steps made, no weights, nothing hidden left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.txt", "gcp.tf", "log.csv"]
+    rows = (tmp_path / "log.csv").read_text().splitlines()
+    assert rows[0] == "iteration,loss,grad_norm" and len(rows) > 2
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [("tfcompiler", "shape.tf"),
+                                  ("tfweightcalc", "-q", "gcp.tf", "data.txt"),
+                                  ("tfevaluate", "shape.tf", "data.txt", "w.txt"),
+                                  ("tfcompiler", "--list-ops"), ("tfevaluate", "--help")])
+def test_standard_output_on_a_full_disk_is_a_clear_error(tmp_path: Path,
+                                                         args: tuple[str, ...]) -> None:
+    # before: "internal error: OSError: [Errno 28]" (--help: nothing, and success)
+    (tmp_path / "shape.tf").write_text(V0_SHAPE)
+    (tmp_path / "gcp.tf").write_text(V0_GCP)
+    (tmp_path / "data.txt").write_text(V0_DATA)
+    (tmp_path / "w.txt").write_text("{w: 4}\n")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*command(args[0]), *args[1:]], cwd=tmp_path, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr == "<stdout>: error: cannot write: No space left on device\n"
 
 
 def test_help_version_and_operator_list(cli: Runner, tmp_path: Path) -> None:

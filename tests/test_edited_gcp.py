@@ -17,6 +17,7 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+from matplotlib.colors import to_rgba
 
 from tenflang_nb.core.api import compile, parse, train, trainer
 from tenflang_nb.core.edited import EditedGcp, edit_gcp
@@ -114,6 +115,12 @@ def test_blank_lines_and_comments_are_allowed_and_lines_deleted_or_added() -> No
                             "weight)), not [2]"),
     (lambda g: g.replace("declare input x\n", "declare input x\ndeclare input z\n"),
      "declare input z", "'z' is an input the compiled GCP does not have"),
+    # before: accepted, and training blamed line 1 of the data file ("missing required input")
+    (lambda g: g.replace("declare input x\n", "declare input x\ndeclare weight v\n").replace(
+        "define a = mul w x", "define a = mul v x", 1),
+     "declare weight v", "'v' is a weight the compiled GCP does not have"),
+    (lambda g: g.replace("declare input x\n", "declare input x\ndeclare exp_output t\n"),
+     "declare exp_output t", "'t' is an exp_output the compiled GCP does not have"),
     (lambda g: g.replace("declare loss L", "declare intvar L"),
      "declare intvar L", "'L' must stay a loss (the loss), not an intvar"),
 ])
@@ -300,6 +307,36 @@ def test_the_panel_trains_the_true_gcp_beside_the_edited_one() -> None:
     assert model.training_panel(FAN_DATA, live=False).session.reference is None
 
 
+def drawn_colours(lines: Any) -> dict[str, tuple[float, ...]]:
+    """The colour of each labelled line drawn (matplotlib's own "_child" labels left out)."""
+    return {line.get_label(): to_rgba(line.get_color()) for line in lines
+            if not line.get_label().startswith("_")}
+
+
+def test_each_run_has_one_colour_in_the_curve_and_on_the_landscape() -> None:
+    # before: the true GCP's curve was orange, and so was the edited run's landscape path
+    variant = broken()
+    panel = variant.training_panel(FAN_DATA, live=False, lr=0.5, max_iter=40, tol=0,
+                                   landscape=True)
+    panel.run_sync()
+    curve = drawn_colours(panel.live_curve.axes.lines)
+    landscape = panel.live_landscape.figure.figure
+    paths = drawn_colours(line for line, _start, _end in landscape.path_artists)
+    assert set(curve) == set(paths) == {"edited GCP", "true GCP"}
+    assert curve == paths and curve["edited GCP"] != curve["true GCP"]
+    legend = landscape.axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["edited GCP", "true GCP"]
+    # the true GCP's path is its own run's, beside the edited one
+    true_path = panel.live_landscape.landscape.paths[1]
+    assert true_path.coords[-1, 0] == pytest.approx(panel.session.reference.weights["w"])
+    # the figures a model draws: the same colour for the same run
+    model = fan()
+    model.train(FAN_DATA, lr=0.5, max_iter=40, tol=0)
+    figure = variant.landscape(paths={"edited GCP": variant, "true GCP": model})
+    drawn = drawn_colours(line for line, _start, _end in figure.path_artists)
+    assert drawn == curve
+
+
 def factory(source: str, data: Any) -> Any:
     gcp = compile(parse(source))
     return lambda settings: trainer(gcp, data, settings)
@@ -364,8 +401,8 @@ def test_the_reference_goes_on_after_the_trainer_is_done_and_its_errors_stop_it_
 def test_a_live_edited_run_draws_both_curves() -> None:
     variant = broken()
     # neither run converges (at tol 1e-12 the true GCP's did within the first chunk of steps
-    # on a fast machine, leaving nothing to compare; the panel's log slider takes no 0)
-    panel = variant.training_panel(FAN_DATA, lr=0.5, tol=1e-300, max_iter=10**6)
+    # on a fast machine, leaving nothing to compare): tol 0, the slider's "off"
+    panel = variant.training_panel(FAN_DATA, lr=0.5, tol=0, max_iter=10**6)
     panel.session.chunk_seconds = 0.002
     panel.redraw_seconds = 0.0
 

@@ -536,7 +536,8 @@ def test_parameters_drive_the_controls_and_options() -> None:
         parser.add_argument(p.option, dest=p.name, type=setting.parse, default=p.default)
     args = parser.parse_args(["--lr", "0.5", "--max-iter", "20"])
     assert (args.lr, args.tol, args.max_iter) == (0.5, PARAMETERS[1].default, 20)
-    assert PARAMETERS[1].check(0.0) is not None and "log slider" in PARAMETERS[1].check(0.0)
+    assert PARAMETERS[0].check(0.0) is not None and "log slider" in PARAMETERS[0].check(0.0)
+    assert PARAMETERS[1].check(0.0) is None  # tol 0: a position of its slider
     with pytest.raises(TenFlangError, match="integer"):
         SETTINGS["max_iter"].parse("1.5")
 
@@ -548,9 +549,32 @@ def test_values_outside_the_slider_range_are_kept() -> None:
 
 
 def test_a_value_no_log_slider_can_show_is_replaced_visibly() -> None:
-    panel = make_panel(tol=0.0)
-    assert panel.settings.tol == PARAMETERS[1].default
-    assert "tolerance must be &gt; 0" in panel.message_html.value
+    panel = make_panel(lr=0.0, live=False, max_iter=5)
+    assert panel.settings.lr == PARAMETERS[0].default
+    note = "learning rate must be &gt; 0"
+    assert note in panel.message_html.value
+    # before: the run's start and end replaced the note; it stays, in the saved picture too
+    panel.run_sync()
+    assert panel.state == "done" and "finished" in panel.session.note
+    assert note in panel.message_html.value and note in panel.static_html()
+
+
+def test_tol_0_runs_every_step_as_the_help_says() -> None:
+    # before: the tolerance's log slider could not hold 0, and the panel trained with 0.0005
+    steps = 400  # at lr 0.5 the seed example converges to 0.01 in fewer: tol 0 goes on
+    assert make_panel(live=False, lr=0.5, tol=1e-2, max_iter=steps).run_sync().converged
+    panel = make_panel(live=False, lr=0.5, tol=0.0, max_iter=steps)
+    control = panel.controls["tol"]
+    assert (control.value, control.index, control.options[0]) == (0.0, 0, ("0 (off)", 0.0))
+    assert panel.settings.tol == 0.0 and panel.trainer.settings.tol == 0.0
+    assert "tolerance" not in panel.message_html.value  # nothing replaced, nothing to say
+    result = panel.run_sync()
+    assert result.iterations == steps and not result.converged
+    assert "tolerance 0" in panel.static_html()
+    # and back to 0 from the slider, as a user moves it to its left end
+    other = make_panel(live=False, lr=0.5, tol=1e-2, max_iter=steps)
+    other.controls["tol"].index = 0
+    assert other.settings.tol == 0.0 and other.run_sync().iterations == steps
 
 
 def test_log_scale_checkbox_redraws() -> None:

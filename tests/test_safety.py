@@ -434,6 +434,6 @@ def test_the_panels_note_on_a_failing_plot_is_escaped(monkeypatch: pytest.Monkey
     monkeypatch.setattr("tenflang_nb.notebook.panel.widget.loss_curve_png", broken)
     panel = TenFlangModel(SEED_EXAMPLE, "net").training_panel(DATA, live=False, max_iter=3)
     panel.run_sync()
-    note = panel.session.note
+    note = panel.notes["the loss curve"]
     assert "could not draw the loss curve" in note
     assert "\x1b" not in note and "\\x1b[2J" in note

@@ -109,21 +109,37 @@ def plane_inputs(program: Program, output: str | None = None) -> PlaneInputs:
             "a decision boundary needs a program whose input is a point of the plane: one "
             f"'declare input x [2]' or two scalar inputs (this one's inputs: {shown})",
             file=program.file)
-    scalars = [n for n in program.names("output") if shapes[n] == ()]
+    outputs = program.names("output")
+    scalars = [n for n in outputs if shapes[n] == ()]
+    tensors = [n for n in outputs if shapes[n] != ()]
+    # a tensor output is no surface: say how to take one number of it
+    hint = _component_hint(tensors[0], shapes[tensors[0]]) if tensors and not scalars else None
     if output is None:
         if len(scalars) != 1:
             raise TenFlangError.at(
                 "a decision boundary draws one scalar output over the plane: "
                 + (f"choose one of {fmt_list(scalars, 'or')} with output=" if scalars else
-                   "this program declares none ('declare output o')"), file=program.file)
+                   "this program has no scalar output, only "
+                   + fmt_list([f"{n} {fmt_shape(shapes[n])}" for n in tensors])
+                   if tensors else "this program declares no output ('declare output o')"),
+                file=program.file, hint=hint)
         output = scalars[0]
     elif output not in scalars:
+        shape = f" (its shape is {fmt_shape(shapes[output])})" if output in tensors else ""
         raise TenFlangError.at(
-            f"'{output}' is not a scalar output of {program.file}"
-            + (f" (its scalar outputs: {fmt_list(scalars)})" if scalars else ""),
-            file=program.file)
+            f"'{output}' is not a scalar output of {program.file}{shape}"
+            + (f"; its scalar outputs: {fmt_list(scalars)}" if scalars else ""),
+            file=program.file, hint=hint)
     targets = [n for n in program.names("exp_output") if shapes[n] == ()]
     return PlaneInputs(chosen, output, targets[0] if len(targets) == 1 else None)
+
+
+def _component_hint(name: str, shape: tuple[int, ...]) -> str:
+    """How to make a scalar output of one component of the tensor output ``name``."""
+    return (f"add a scalar output, such as component 1 of '{name}' (the second class's "
+            f"score): declare intvar e {fmt_shape(shape)}, declare intvar m "
+            f"{fmt_shape(shape)}, declare output p; define e = onehot {name} 1, "
+            f"define m = mul {name} e, define p = sum m")
 
 
 @dataclass(frozen=True)
@@ -177,11 +193,30 @@ class Boundary:
         return None if self.test is None else self.test.accuracy(self.level)
 
 
+_LARGEST = float(np.finfo(float).max)
+
+
 def _limits(xy: np.ndarray, margin: float = 0.1) -> tuple[tuple[float, float], ...]:
-    """Each axis from the points' extent, widened by ``margin`` of it on each side."""
-    lo, hi = xy.min(axis=0), xy.max(axis=0)
-    pad = np.maximum(margin * (hi - lo), 0.1)
-    return tuple((float(a), float(b)) for a, b in zip(lo - pad, hi + pad, strict=True))
+    """Each axis from the points' extent, widened by ``margin`` of it on each side (at least
+    0.1, and a millionth of the points' distance from 0 so that far from 0 the two ends stay
+    apart), within the finite floats: points near +-1e308 get a grid too."""
+    lo, hi = xy.min(axis=0), xy.max(axis=0)  # finite: a data table holds no infinity
+    # margin * hi - margin * lo: the span itself overflows for points from -1e308 to 1e308
+    reach = np.maximum(np.abs(lo), np.abs(hi))
+    pad = np.maximum(np.maximum(margin * hi - margin * lo, 0.1), 1e-6 * reach)
+    with np.errstate(over="ignore"):  # beyond the largest float: the largest float
+        low = np.maximum(lo - pad, -_LARGEST)
+        high = np.minimum(hi + pad, _LARGEST)
+    return tuple((float(a), float(b)) for a, b in zip(low, high, strict=True))
+
+
+def _axis(low: float, high: float, n: int) -> np.ndarray:
+    """``n`` points from ``low`` to ``high``, as np.linspace, also where ``high - low`` is
+    beyond the largest float (linspace's step is then infinite, its grid NaN)."""
+    if np.isfinite(high - low):
+        return np.linspace(low, high, n)
+    t = np.linspace(0.0, 1.0, n)
+    return low * (1.0 - t) + high * t
 
 
 class BoundaryEvaluator:
@@ -207,8 +242,8 @@ class BoundaryEvaluator:
             points["test"] = (plane.coordinates(test), plane.labels(test))
         every = np.concatenate([xy for xy, _ in points.values()])
         (x0, x1), (y0, y1) = chosen or _limits(every)
-        self.xs = np.linspace(x0, x1, resolution)
-        self.ys = np.linspace(y0, y1, resolution)
+        self.xs = _axis(x0, x1, resolution)
+        self.ys = _axis(y0, y1, resolution)
         gx, gy = np.meshgrid(self.xs, self.ys)
         grid = np.column_stack([gx.ravel(), gy.ravel()])
         self._grid = self._bind(grid)

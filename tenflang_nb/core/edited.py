@@ -33,7 +33,6 @@ from .errors import Diagnostic, TenFlangError
 from .formatting import fmt_shape
 from .lexical import adjoint_name
 from .program import Program, parse
-from .syntax import Declare
 
 __all__ = ["EditedGcp", "edit_gcp"]
 
@@ -109,15 +108,17 @@ def _check_interface(edited: Program, compiled: Program, original: Gcp) -> None:
             errors.append(found.src.diag(
                 f"'{name}' must keep its shape {_shape(shape)} ({role}), not "
                 f"{_shape(edited.shapes[name])}", hint=hint))
-    for name in edited.names("input"):
+    # a new weight or expected output is an input too: the trainer would ask the data for it
+    for name in [*edited.names("input"), *edited.names("weight"), *edited.names("exp_output")]:
         if name not in wanted:
-            errors.append(edited.decls[name].src.diag(
-                f"'{name}' is an input the compiled GCP does not have: no data or weight gives "
-                "it a value", 2, hint="declare it intvar and define it, or use one of the "
-                "GCP's inputs"))
+            decl = edited.decls[name]
+            errors.append(decl.src.diag(
+                f"'{name}' is {_article(decl.kind)} the compiled GCP does not have: no data or "
+                "weight gives it a value", 2, hint="declare it intvar and define it, or use "
+                "one of the GCP's inputs"))
     for name in edited.losses:
         if name != loss:
-            decl: Declare = edited.decls[name]
+            decl = edited.decls[name]
             errors.append(decl.src.diag(f"the GCP's loss is '{loss}': '{name}' cannot be a "
                                         "second one", 2))
     if errors:

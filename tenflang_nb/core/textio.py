@@ -180,7 +180,11 @@ class OutputFile:
                 os.chmod(self._tmp, self._mode(target))
                 self._handle = os.fdopen(fd, **options)
         except OSError as exc:
+            self._forget_tmp()
             raise self._error(exc) from None
+        except BaseException:  # Ctrl-C or a signal (cli.py) while it opened: no file left
+            self._forget_tmp()
+            raise
 
     @staticmethod
     def _mode(target: Path) -> int:
@@ -216,6 +220,9 @@ class OutputFile:
     def discard(self) -> None:
         """Close and forget what was written (the previous file, if any, stays)."""
         self._handle.close()
+        self._forget_tmp()
+
+    def _forget_tmp(self) -> None:
         if self._tmp is not None:
             try:
                 os.unlink(self._tmp)

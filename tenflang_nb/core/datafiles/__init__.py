@@ -33,6 +33,7 @@ format's name, extensions, sniffing, reader and writer).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -41,6 +42,7 @@ import numpy as np
 from ..errors import TenFlangError
 from ..lexical import INSTRUCTIONS, normalize_text
 from ..ops import Shape
+from ..textio import read_text
 from .blocks import _count_lines, _file_blocks, _file_lines, _Source, _text_blocks
 from .checks import _ShapeLedger
 from .formats import (
@@ -91,7 +93,8 @@ def read_data(path: str | os.PathLike[str], format: str | None = None) -> DataTa
     ``.csv``), else the one its first line shows.
 
     A text file is read as :func:`~tenflang_nb.core.textio.read_text` would (UTF-8, any line
-    ends) but a block at a time: never the whole text in memory.
+    ends) but a block at a time: never the whole text in memory. A pipe (``/dev/stdin``, the
+    shell's ``<(...)``) can be read only once: it is read whole, then parsed.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "in.csv"
@@ -103,7 +106,20 @@ def read_data(path: str | os.PathLike[str], format: str | None = None) -> DataTa
     fmt = lookup(format, name) or by_extension(name)
     if fmt is not None and fmt.read is not None:
         return fmt.read(name)
+    if _read_once(name):  # the blocks below read the file twice (its lines, then its text)
+        text = read_text(name)
+        return _parse(_text_blocks(text), _count_lines(text), name, fmt)
     return _parse(_file_blocks(name), _file_lines(name), name, fmt)
+
+
+def _read_once(path: str) -> bool:
+    """Whether ``path`` is a pipe, a socket or a device, whose bytes come only once (a
+    missing file is left to the readers' own errors)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def from_records(

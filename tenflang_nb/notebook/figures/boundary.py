@@ -45,6 +45,7 @@ class BoundaryFigure(PngFigure):
     the same grid."""
 
     boundary: Boundary
+    units: np.ndarray  # what one unit of each axis stands for (see _units)
     image: AxesImage
     line: LineCollection
     train_points: PathCollection
@@ -56,7 +57,7 @@ class BoundaryFigure(PngFigure):
         self.boundary = b
         with np.errstate(invalid="ignore", over="ignore"):
             self.image.set_data(np.ma.masked_invalid(b.output))
-            self.line.set_segments(_crossing(b))
+            self.line.set_segments([line / self.units for line in _crossing(b)])
         self.title.set_text(describe_boundary(b))
 
     @property
@@ -102,6 +103,24 @@ def _crossing(b: Boundary) -> list[np.ndarray]:
     return [np.asarray(line) for line in lines if len(line) > 1]
 
 
+# matplotlib's tick locator overflows on limits near the largest float (1.1e308: "arange:
+# cannot compute length"): an axis reaching beyond this is drawn in a unit of a power of ten
+_FAR = 1e300
+
+
+def _units(b: Boundary) -> np.ndarray:
+    """Each axis's unit: 1, or a power of ten where the plane reaches beyond ``_FAR``.
+
+    >>> from tenflang_nb.core.boundary import Boundary, PlaneInputs, Points
+    >>> far = np.array([-1.7e308, 1.7e308])
+    >>> _units(Boundary(PlaneInputs(("x",), "o", None), far, np.array([0.0, 1.0]),
+    ...        np.zeros((2, 2)), Points(np.zeros((0, 2)), None, np.zeros(0)), None, None))
+    array([1.e+308, 1.e+000])
+    """
+    reach = np.array([max(abs(b.xs[0]), abs(b.xs[-1])), max(abs(b.ys[0]), abs(b.ys[-1]))])
+    return np.where(reach > _FAR, 10.0 ** np.floor(np.log10(np.maximum(reach, 1.0))), 1.0)
+
+
 def _norm(b: Boundary) -> Normalize:
     """The colours' range: the two classes' labels (so a point's colour is the colour of the
     output that classifies it right), else the labels' or the output's range."""
@@ -125,7 +144,8 @@ def boundary_figure(b: Boundary, *, title: str | None = None, width: float = 5.0
     fig.subplots_adjust(left=0.14, right=0.9, bottom=0.13, top=0.9)
     ax = fig.add_subplot()
     norm = _norm(b)
-    extent = (b.xs[0], b.xs[-1], b.ys[0], b.ys[-1])
+    fig.units = units = _units(b)
+    extent = (b.xs[0] / units[0], b.xs[-1] / units[0], b.ys[0] / units[1], b.ys[-1] / units[1])
     with np.errstate(invalid="ignore", over="ignore"):
         fig.image = ax.imshow(np.ma.masked_invalid(b.output), origin="lower", extent=extent,
                               cmap=CMAP, norm=norm, interpolation="bilinear", aspect="auto",
@@ -138,7 +158,8 @@ def boundary_figure(b: Boundary, *, title: str | None = None, width: float = 5.0
     def scatter(points: Any, marker: str, edge: str, label: str) -> PathCollection:
         colour = (points.labels if points.labels is not None
                   else np.full(len(points.xy), 0.5 * (norm.vmin + norm.vmax)))
-        return ax.scatter(points.xy[:, 0], points.xy[:, 1], c=colour, marker=marker, s=22,
+        xy = points.xy / units
+        return ax.scatter(xy[:, 0], xy[:, 1], c=colour, marker=marker, s=22,
                           edgecolors=edge, linewidths=0.7, label=label, **colours)
 
     fig.train_points = scatter(b.train, "o", "white", "training")
@@ -147,8 +168,10 @@ def boundary_figure(b: Boundary, *, title: str | None = None, width: float = 5.0
         fig.test_points = scatter(b.test, "^", "black", "test")
     ax.set_xlim(extent[0], extent[1])
     ax.set_ylim(extent[2], extent[3])
-    ax.set_xlabel(b.axes[0])
-    ax.set_ylabel(b.axes[1])
+    label = [axis if unit == 1 else f"{axis} (in units of {unit:.0e})"
+             for axis, unit in zip(b.axes, units, strict=True)]
+    ax.set_xlabel(label[0])
+    ax.set_ylabel(label[1])
     fig.title = ax.set_title("", fontsize=10)
     fig.set_boundary(b)
     if title is not None:

@@ -20,7 +20,13 @@ import numpy as np
 from matplotlib.figure import Figure
 from PIL import Image
 
-__all__ = ["CEILING", "PngFigure", "drawn_png", "kept_png", "png_bytes"]
+__all__ = ["CEILING", "RUN_COLOURS", "PngFigure", "drawn_png", "kept_png", "png_bytes"]
+
+# One colour per run, the same in every figure: the loss curve's k-th run (the panel's run,
+# then the run beside it: an edited GCP's, then the true GCP's) is the landscape's k-th path.
+# A path on the landscape's contours is drawn with a white edge, which keeps any of them
+# readable there.
+RUN_COLOURS = ("C0", "C1", "C3", "C2", "C4", "C6")
 
 # A diverging run's loss climbs to ~1e308 before it overflows. Long before that matplotlib's
 # log axis breaks (autoscaling falls back to 1..10; with hundreds of decades the locator puts

@@ -18,7 +18,7 @@ from matplotlib.ticker import LogFormatterSciNotation, MaxNLocator
 
 from ...core.formatting import fmt_number
 from ...core.train import Record
-from .canvas import CEILING, drawn_png
+from .canvas import CEILING, RUN_COLOURS, drawn_png
 
 __all__ = ["MAX_POINTS", "LiveCurve", "loss_curve_figure", "loss_curve_png"]
 
@@ -168,8 +168,8 @@ Series = tuple[np.ndarray, np.ndarray, str, str, str]  # x, y, colour, line styl
 def _runs(history: Sequence[Record], label: str | None, reference: Sequence[Record] | None,
           reference_label: str) -> list[Series]:
     """Every curve drawn: the run's (its loss, its test loss) and the reference's."""
-    series = _series(history, "C0", label) if history else []
-    return series + (_series(reference, "C1", reference_label) if reference else [])
+    series = _series(history, RUN_COLOURS[0], label) if history else []
+    return series + (_series(reference, RUN_COLOURS[1], reference_label) if reference else [])
 
 
 @dataclass

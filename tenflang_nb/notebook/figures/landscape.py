@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import LogNorm
 from matplotlib.lines import Line2D
@@ -23,7 +24,7 @@ from matplotlib.ticker import LogLocator
 
 from ...core.formatting import fmt_list, fmt_number
 from ...core.landscape import DescentPath, Landscape, Plane
-from .canvas import CEILING, PngFigure
+from .canvas import CEILING, RUN_COLOURS, PngFigure
 
 __all__ = ["LandscapeFigure", "describe_plane", "landscape_figure"]
 
@@ -141,7 +142,8 @@ def _landscape_figure(land: Landscape, title: str | None, log: bool | None, widt
     ax = fig.add_subplot()
     ylabel = f"mean loss {land.loss_name}"
     if plane.dims == 1:
-        ax.plot(land.grid[0], loss, color="C0", linewidth=1.5, zorder=1)
+        # dark grey: the runs' colours are for the paths on it
+        ax.plot(land.grid[0], loss, color="0.3", linewidth=1.5, zorder=1)
         if log:
             ax.set_yscale("log")
         for name, (c,) in plane.marks.items():
@@ -171,20 +173,20 @@ def _landscape_figure(land: Landscape, title: str | None, log: bool | None, widt
             ax.annotate(name, (a, b), xytext=(5, 5), textcoords="offset points", fontsize=8,
                         color="white", zorder=4)
         ax.set_ylabel(_axis_label(plane, 1))
-    # on viridis contours: red, white, orange, ... (each readable on dark and light areas)
-    colours = ["C1", "C3", "C2", "C4", "C5", "C6"] if plane.dims == 1 else [
-        "C3", "white", "C1", "C6", "C2", "C4"]
     fig.path_artists = []
     for i, path in enumerate(land.paths):
-        colour = colours[i % len(colours)]
+        colour = RUN_COLOURS[i % len(RUN_COLOURS)]  # the loss curve's colour of this run
         edge: dict[str, Any] = {}
-        if plane.dims == 2:
-            edge = {"markeredgecolor": "0.15" if colour == "white" else "white",
-                    "markeredgewidth": 0.6}
+        halo: list[Any] = []
+        if plane.dims == 2:  # a white edge keeps the path readable on every contour
+            edge = {"markeredgecolor": "white", "markeredgewidth": 0.6}
+            halo = [patheffects.Stroke(linewidth=2.2, foreground="white", alpha=0.8),
+                    patheffects.Normal()]
         line, = ax.plot([], [], "-o", color=colour, markersize=3 if plane.dims == 1 else 2.5,
-                        linewidth=0.8 if plane.dims == 1 else 1.2, label=path.label, zorder=2)
+                        linewidth=0.8 if plane.dims == 1 else 1.2, label=path.label, zorder=2,
+                        path_effects=halo)
         start, = ax.plot([], [], "o", color=colour, markersize=7, markerfacecolor="white",
-                         markeredgecolor="0.15" if colour == "white" else colour, zorder=3)
+                         markeredgecolor=colour, zorder=3)
         end, = ax.plot([], [], "*", color=colour, markersize=13, zorder=3, **edge)
         fig.path_artists.append((line, start, end))
     fig.note = ax.text(0.99, 0.01, "", transform=ax.transAxes, ha="right", va="bottom",

@@ -98,9 +98,13 @@ class LiveLandscape:
         self.run: object = None
         self.grids = 0  # grids computed (tests check that a redraw does not recompute)
 
-    def png(self, trainer: GradientDescent, run: object, final: bool) -> tuple[bytes, float]:
+    def png(self, trainer: GradientDescent, run: object, final: bool, *,
+            label: str = "descent", beside: tuple[str, GradientDescent] | None = None
+            ) -> tuple[bytes, float]:
         """The landscape image for ``trainer`` now, and the seconds spent on a new grid.
-        ``run`` changes when a run starts over; ``final`` once it has ended."""
+        ``run`` changes when a run starts over; ``final`` once it has ended. ``label`` names
+        the trainer's path; ``beside`` (a label and a trainer: the true GCP's run beside an
+        edited one) adds a second path, in its own colour (the loss curve's)."""
         if trainer is not self.trainer or self.evaluator is None:
             self.trainer, self.evaluator, self.landscape = trainer, LossEvaluator.of(trainer), None
         if run != self.run:
@@ -109,18 +113,24 @@ class LiveLandscape:
         layout = evaluator.layout
         weights = trainer.weights
         land = self.landscape
+        runs = [(label, trainer), *([beside] if beside is not None else [])]
+
+        def paths(plane: Plane) -> list[DescentPath]:
+            return [path_of(plane, layout, t.history, name, current=t.weights)
+                    for name, t in runs]
+
         if land is not None and self.figure is not None:
-            path = path_of(land.plane, layout, trainer.history, current=weights)
+            now = paths(land.plane)
             moved = (final and land.plane.kind == "random"
                      and not np.array_equal(land.plane.origin, layout.flat(weights)))
-            if land.contains([path]) and not moved:
-                self.landscape = land.with_paths([path])
-                return self.figure.png([path]), 0.0
+            if land.contains(now) and not moved and len(now) == len(land.paths):
+                self.landscape = land.with_paths(now)
+                return self.figure.png(now), 0.0
         started = time.perf_counter()
         plane = self._plane(layout, weights)
-        path = path_of(plane, layout, trainer.history, current=weights)
-        limits = grid_limits(plane, [path], margin=0.2 if final else self.margin)
-        land = compute_landscape(evaluator, plane, [path], resolution=self.resolution,
+        now = paths(plane)
+        limits = grid_limits(plane, now, margin=0.2 if final else self.margin)
+        land = compute_landscape(evaluator, plane, now, resolution=self.resolution,
                                  limits=limits)
         self.grids += 1
         seconds = time.perf_counter() - started

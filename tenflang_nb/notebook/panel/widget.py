@@ -156,7 +156,9 @@ class TrainingPanel:
         ])
         self.session = TrainingSession(make_trainer, self.settings, live=live, trainer=trainer,
                                        on_finish=on_finish, display=self, reference=reference)
-        self.session.note = "; ".join(notes)
+        # kept apart from the session's note, which each run's start and end replace: a
+        # setting no control could show, and a picture that could not be drawn, stay said
+        self.notes: dict[str, str] = {"settings": "; ".join(notes)} if notes else {}
         self.update(redraw=True)
 
     # --- the session's, for whoever holds the panel ------------------------------------------
@@ -242,6 +244,7 @@ class TrainingPanel:
                 reference=ref.history if ref is not None else None,
                 reference_label=self.reference_label, on=self.live_curve,
                 live=self.state == "running")
+            self._drawn("the loss curve")
         except Exception as err:
             self._png = b""
             self._failed("the loss curve", err)
@@ -269,6 +272,7 @@ class TrainingPanel:
         if self.error is not None:  # the note on what Train does next needs the buttons
             error = ("<pre style='color:#b00020;margin:0;white-space:pre-wrap'>"
                      f"{html.escape(self.session.error_text)}</pre>")
+        error += "".join(f"<div><i>{html.escape(n)}</i></div>" for n in self.notes.values())
         has_curve = self.trainer is not None and bool(self.trainer.history) and self._png
         if has_curve:
             curve = (f"<img alt='loss curve: {html.escape(status)}' "
@@ -322,8 +326,9 @@ class TrainingPanel:
         if self.error is not None:
             parts.append("<pre style='color:#b00020;margin:0;white-space:pre-wrap'>"
                          f"{html.escape(self.session.error_text)}</pre>")
-        if self.session.note:
-            parts.append(f"<i>{html.escape(self.session.note)}</i>")
+        for note in (self.session.note, *self.notes.values()):
+            if note:
+                parts.append(f"<div><i>{html.escape(note)}</i></div>")
         return "".join(parts)
 
     def _draw_landscape(self) -> float:
@@ -336,9 +341,13 @@ class TrainingPanel:
             return 0.0
         seconds = 0.0
         try:
+            ref = self.session.reference
+            # the paths named and coloured as the loss curve names and colours the runs
             self._landscape_png, seconds = self.live_landscape.png(
                 self.trainer, run=(id(self.trainer), self.session.runs),
-                final=self.state in ("done", "stopped"))
+                final=self.state in ("done", "stopped"), label=self.label or "descent",
+                beside=(self.reference_label, ref) if ref is not None else None)
+            self._drawn("the loss landscape")
         except Exception as err:
             self._landscape_png = b""
             self._failed("the loss landscape", err)
@@ -355,6 +364,7 @@ class TrainingPanel:
             return
         try:
             self._boundary_png = self.live_boundary.png(self.trainer.weights)
+            self._drawn("the decision boundary")
         except Exception as err:
             self._boundary_png = b""
             self._failed("the decision boundary", err)
@@ -366,8 +376,13 @@ class TrainingPanel:
         logger.debug("drawing %s failed", picture, exc_info=err)
         reason = printable(err.first.message if isinstance(err, TenFlangError) else (
             f"{type(err).__name__}: {err}"))
-        self.session.note = f"could not draw {picture}: {reason}"
+        self.notes[picture] = f"could not draw {picture}: {reason}"
         self.message_html.value = self._message_html()
+
+    def _drawn(self, picture: str) -> None:
+        """A picture was drawn: a note that it could not be goes."""
+        if self.notes.pop(picture, None) is not None:
+            self.message_html.value = self._message_html()
 
     def _settings_text(self) -> str:
         values = {p.label: self.controls[p.name].value for p in PARAMETERS}
