@@ -347,6 +347,26 @@ def test_one_block_at_a_time_with_require() -> None:
                           require=["d/L/d/w", "a"]).missing_required == ["d/L/d/a"]
 
 
+def test_a_required_input_or_loss_adjoint_not_written_is_missing_not_all_right() -> None:
+    # the pruned GCP has neither d/lambda/d/x (an input's) nor d/lambda/d/lambda (issue 25)
+    for v in ("x", "lambda"):
+        result = check_backprop(SEED, "define d/lambda/d/diff = mul 2 diff\n",
+                                require=["diff", v])
+        assert not result.ok, result.report()
+        assert result.missing_required == [f"d/lambda/d/{v}"]
+        assert result.headline() == ("✗ so far so good (1 right), but not written yet: "
+                                     f"d/lambda/d/{v}")
+        assert f"d/lambda/d/{v} (required)" in result.report()
+    written = check_backprop(SEED, "define d/lambda/d/lambda = 1\n"
+                                   "define d/lambda/d/diff = mul 2 diff\n"
+                                   "define d/lambda/d/o = d/lambda/d/diff\n"
+                                   "define t = sub 1 o\ndefine slope = mul o t\n"
+                                   "define d/lambda/d/z = mul d/lambda/d/o slope\n"
+                                   "define d/lambda/d/x = mul d/lambda/d/z w\n",
+                             require=["x", "lambda"])
+    assert written.ok, written.report()
+
+
 def test_require_names_are_checked() -> None:
     with pytest.raises(TenFlangError, match="'q' is neither a variable"):
         check_backprop(SEED, "define d/lambda/d/diff = mul 2 diff", require=["q"])

@@ -317,7 +317,9 @@ class _Blame:
                   ) -> list[AdjointVerdict]:
         written = [t for t in verdicts if self.role[t] == "adjoint"]
         out = []
-        for name in list(dict.fromkeys([*self.ref.expected_adjoints, *written])):
+        # a required adjoint the pruned GCP leaves out (an input's, the loss's own) is listed
+        # too: not written, it is missing, never "all right" by default
+        for name in list(dict.fromkeys([*self.ref.expected_adjoints, *required, *written])):
             parts = derivative_parts(name)
             assert parts is not None
             if (name not in verdicts and name not in required
