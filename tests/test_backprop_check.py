@@ -367,6 +367,19 @@ def test_a_required_input_or_loss_adjoint_not_written_is_missing_not_all_right()
     assert written.ok, written.report()
 
 
+def test_a_helper_named_like_an_adjoint_is_refused_with_the_naming_rule() -> None:
+    rule = ("names of the form d/x/d/y are adjoints (d/lambda/d/v) or local partials (d/p/d/v) "
+            "of the model's variables; call a helper t1 or slope")
+    for text, refused in (("define d/lambda/d/z_t0 = mul 2 diff", "'z_t0' is not a variable"),
+                          ("define d/h/d/z = mul 2 diff", "'h' is not the loss")):
+        result = check_backprop(SEED, text)
+        assert result.error is not None
+        message = result.error.first.message
+        assert message.startswith(refused) and message.endswith(rule), message
+        assert rule in result.headline()
+    assert check_backprop(SEED, "define t1 = mul 2 diff").error is None
+
+
 def test_require_names_are_checked() -> None:
     with pytest.raises(TenFlangError, match="'q' is neither a variable"):
         check_backprop(SEED, "define d/lambda/d/diff = mul 2 diff", require=["q"])
