@@ -99,7 +99,7 @@ d/o/d/z = mul o (sub 1 o) belongs (0.2391 on draw 1)
     relation = hints.relation(ref.values[equals], value)
     rewritten = hints._rewritten(written, value) if written and not relation else None
     return (f"{helper} (line {line}) is right as {hints.what(equals)}, but here "
-            f"{hints.what(belongs)} belongs ({fmt_value(value[0], 'report')} {ref.at})"
+            f"{hints.what(belongs)} belongs ({fmt_value(value[ref.shown], 'report')} {ref.at})"
             + (f": {helper} is {RELATION_TO_IT[relation]}" if relation else "")
             + (f": in line {line}, {rewritten}" if rewritten else ""))
 
@@ -167,7 +167,7 @@ class _Hints(TermHints):
         assert v.reference is not None
         name = v.reference
         hint = (f"{v.name} should be {self.what(name)} "
-                f"({fmt_value(expected[0], 'report')} {self.ref.at})")
+                f"({fmt_value(expected[self.ref.shown], 'report')} {self.ref.at})")
         parts = derivative_parts(name.split(":")[0]) if not name.startswith("the ") else None
         if parts is not None and parts[0] != self.loss and parts[0] in self.ref.values:
             p = parts[0]

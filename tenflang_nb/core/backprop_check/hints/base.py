@@ -70,13 +70,16 @@ class HintsBase:
                 "the incoming adjoint " if parts else "the compiler's ")
         return kind + self.ref.describe(name)
 
-    def _named(self, value: Array, exclude: str | None = None) -> str | None:
-        """The first variable (or adjoint) of :attr:`names` whose value ``value`` is, on every
-        draw; None for none (or for a constant: it equals constants by chance)."""
-        if self.ref.n > 1 and np.all(value == value.flat[0]):
+    def _named(self, value: Array, exclude: str | None = None, variables: bool = False
+               ) -> str | None:
+        """The first variable (or adjoint, unless ``variables``) of :attr:`names` whose value
+        ``value`` is, on every draw; None for none, or for a constant or a single draw: it
+        equals them by chance."""
+        if self.ref.n == 1 or np.all(value == value.flat[0]):
             return None
         found = set(self.ref.matches(value)) - {exclude}
-        return next((n for n in self.names if n in found), None)
+        return next((n for n in self.names if n in found
+                     and (not variables or n in self.program.decls)), None)
 
     def _swapped_name(self, actual: Array, expected: Array) -> str | None:
         """"x is used where h belongs", when the two values are those variables'."""
@@ -98,7 +101,11 @@ class HintsBase:
 
     def _scale_hint(self, actual: Array, expected: Array) -> str | None:
         relation = self.relation(actual, expected)
-        return RELATION_HINT[relation] if relation else None
+        if relation is None:
+            return None
+        # one example (the stepper's) has no draws to be 0 on
+        return (RELATION_HINT[relation].removesuffix(" on every draw")
+                if self.ref.example else RELATION_HINT[relation])
 
 
 # the wrong value of each relation, as a multiple of the right one
