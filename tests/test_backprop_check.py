@@ -1161,6 +1161,20 @@ def test_a_matrix_product_where_an_elementwise_product_belongs() -> None:
         "elementwise product ('mul') belongs")
 
 
+def test_no_variable_is_named_for_a_value_that_is_one_number_on_every_draw() -> None:
+    # d/lambda/d/lambda is 1 on every draw, as the local partial d/diff/d/o is: the line
+    # written with it is right by a coincidence of values, not what it means (issue 25)
+    text = "define d/lambda/d/diff = mul 2 diff\ndefine d/lambda/d/o = mul d/lambda/d/diff y\n"
+    full, graded = (check_backprop(SEED, text, require=["o"], formulas=f) for f in (True, False))
+    assert full.first_wrong_line == graded.first_wrong_line == 2
+    assert hint(full, 2) == "you used y where the local partial d/diff/d/o = 1 belongs"
+    assert hint(graded, 2) == "you used y where the local partial d/diff/d/o belongs"
+    # on one draw every value is one number: no variable is named for another by it
+    one = check_backprop(SEED, text.replace("mul 2 diff", "mul 2 diff\ndefine t = mul x w"),
+                         require=["o"], draws=1)
+    assert "d/lambda/d/lambda" not in str(one.verdict(3).hint)  # type: ignore[union-attr]
+
+
 def test_the_stepper_predicts_the_new_mistakes() -> None:
     # predict mode asks the checker in advance about each usual wrong value of an adjoint
     from tenflang_nb.core.backprop_check.hints import hint as hint_of

@@ -212,10 +212,13 @@ class TermHints(ShapeHints):
             for wrong, what, why in self._slips(use):
                 yield g * wrong, f"your value is {gname} · {_grouped(what)}: {why}{right}"
             u = self._named(partial, variables=True)  # a local partial is no adjoint
-            for other in self._same_shape(u, partial, d) if u is not None else ():
+            # a partial that is no variable (the 1 of `sub o y`): named as the partial
+            said = self.ref.describe(pname) if self.ref.formulas else pname
+            for other in self._same_shape(u or pname, partial, d):
                 yield (g * self.ref.values[other],
-                       f"you used {other} where {u} belongs: the local partial {pname} is "
-                       f"{u}" if self.ref.formulas else
+                       f"you used {other} where the local partial {said} belongs" if u is None
+                       else f"you used {other} where {u} belongs: the local partial {pname} "
+                       f"is {u}" if self.ref.formulas else
                        f"you used {other} where {u} belongs (in the local partial {pname})")
         if factors is None and d.op is not None:  # a vector-Jacobian product's term
             if g.shape == term.shape and not self.close(g, term):
