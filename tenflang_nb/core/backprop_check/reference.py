@@ -215,6 +215,23 @@ class Reference:
         return actual.shape == reference.shape and agreement(
             actual, reference, rtol=RTOL, floor=self.floor, rows=True).ok
 
+    def first_wrong(self, actual: Array, reference: Array) -> int:
+        """The first draw (from 0) on which ``actual`` does not equal ``reference`` by
+        :meth:`close`: where a wrong line shows its mistake (0 when they never agree, or
+        always).
+
+        >>> from tenflang_nb.core.program import parse
+        >>> ref = Reference(parse("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n"),
+        ...                 3, 0)
+        >>> g = ref.adjoint("w")
+        >>> ref.first_wrong(np.array([g[0], g[1], 0.0]), g), ref.first_wrong(g[:1], g)
+        (2, 0)
+        """
+        if actual.shape != reference.shape:
+            return 0
+        row = agreement(actual, reference, rtol=RTOL, floor=self.floor, rows=True).row
+        return row if isinstance(row, int) else 0
+
     def matches(self, value: Array) -> list[str]:
         """The names of the values of the compiler's GCP that ``value`` equals on every draw,
         in the GCP's order."""

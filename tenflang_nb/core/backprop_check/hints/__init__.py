@@ -92,8 +92,9 @@ def misused_helper_hint(ref: Reference, helper: str, line: int, equals: str, bel
     >>> from tenflang_nb.core.program import parse
     >>> ref = Reference(parse(SEED_EXAMPLE, "seed.tf"), 1, 0)
     >>> print(misused_helper_hint(ref, "t", 3, "d/o/d/z:0", "d/o/d/z", ref.values["d/o/d/z"]))
-    t (line 3) is right as the compiler's d/o/d/z:0 = sub 1 o, but here the local partial \
-d/o/d/z = mul o (sub 1 o) belongs (0.2391 on draw 1)
+    t (line 3) is right as a part of the local partial d/o/d/z of `define o = logistic z` \
+(line 10 of seed.tf), where the logistic's slope is o(1 - o): the compiler's d/o/d/z:0 = \
+sub 1 o, but here the local partial d/o/d/z = mul o (sub 1 o) belongs (0.2391 on draw 1)
     """
     hints = _Hints(ref)
     relation = hints.relation(ref.values[equals], value)
@@ -173,6 +174,8 @@ class _Hints(TermHints):
             p = parts[0]
             if self.close(actual, self.ref.values[p]):
                 return hint + f": yours is the value of {p}, not its local partial"
+            if swapped := self._input_for_value(name, actual):
+                return hint + f": {swapped}"
         relation = self.relation(actual, expected)
         if relation == "zero" and rewritten and (found := rewritten()):
             return hint + f": {found}"  # 0: `sub w w` for `add w w`?

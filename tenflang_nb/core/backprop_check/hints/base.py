@@ -11,13 +11,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...lexical import adjoint_name, derivative_parts, split_derivative
-from ...ops import Ref
+from ...ops import Const, Ref
 from ...syntax import Define
-from ..reference import Reference
+from ..reference import Reference, code, run_line
 
-__all__ = ["RELATION_FACTOR", "RELATION_HINT", "RELATION_TO_IT", "HintsBase", "Written"]
+__all__ = ["RELATION_FACTOR", "RELATION_HINT", "RELATION_TO_IT", "SLOPES", "HintsBase",
+           "Written"]
 
 Array = np.ndarray
+
+# The slope of each one-operand operator in the maths, {a} its input and {v} its value: how a
+# hint speaks of a piece of a local partial (never only of the compiler's temporary)
+SLOPES = {"tanh": "tanh's slope is 1 - {v}²", "logistic": "the logistic's slope is {v}(1 - {v})",
+          "exp": "exp's slope is its value {v}", "ln": "ln's slope is 1/{a}",
+          "sqrt": "sqrt's slope is 1/(2{v})", "relu": "relu's slope is 1 where {a} > 0, else 0"}
 
 
 @dataclass(frozen=True)
@@ -65,10 +72,43 @@ class HintsBase:
                     formula = self.ref.formula(name)
                     return (f"the term of {adjoint_name(self.loss, v)} via "
                             f"{self.ref.use_text(use)}" + (f", {formula}" if formula else ""))
+        if split is not None and split[0] != self.loss and split[2] is not None:
+            # a piece of a local partial: the partial in the maths first, then the piece
+            p, m = split[0], split[1]
+            d = self.program.defs.get(p)
+            if d is not None:
+                slope = SLOPES.get(d.op or "") if len(d.args) == 1 else None
+                return (f"a part of the local partial {adjoint_name(p, m)} of `{code(d)}` "
+                        f"({self._where(d)})"
+                        + (f", where {slope.format(a=m, v=p)}" if slope else "")
+                        + f": the compiler's {self.ref.describe(name)}")
         parts = derivative_parts(name)
         kind = ("the local partial " if parts and parts[0] != self.loss else
                 "the incoming adjoint " if parts else "the compiler's ")
         return kind + self.ref.describe(name)
+
+    def _input_for_value(self, name: str, actual: Array) -> str | None:
+        """``actual`` as the piece ``name`` of a local partial ``d/p/d/m`` written with the
+        operator's input ``m`` where its value ``p`` belongs (``mul z1 z1`` for ``mul h h``,
+        the square of tanh's slope)."""
+        split = split_derivative(name)
+        d = self.ref.gcp_program.defs.get(name)
+        if split is None or split[0] == self.loss or split[2] is None or d is None:
+            return None
+        p, m = split[0], split[1]
+        if d.op is None or p not in d.args or self.ref.values[m].shape != self.ref.values[p].shape:
+            return None
+        args = [a if isinstance(a, Const) else self.ref.values[m] if a == p
+                else self.ref.values.get(a) for a in d.args]
+        if any(x is None for x in args):
+            return None
+        got = run_line(d.op, args, self.ref.n)  # type: ignore[arg-type]
+        if got is None or not self.close(actual, got):
+            return None
+        line = self.program.defs[p]
+        return f"{m} is used where {p} belongs" + (
+            f": {line.op}'s slope is written with its value {p}, not its input {m}"
+            if line.op in SLOPES else "")
 
     def _named(self, value: Array, exclude: str | None = None, variables: bool = False
                ) -> str | None:
