@@ -24,6 +24,7 @@ from tenflang_nb.core.lexical import split_derivative
 from tenflang_nb.notebook.model import TenFlangModel
 from tenflang_nb.notebook.predict import Question, tolerance
 from tenflang_nb.notebook.stepper import StepperRun
+from tenflang_nb.notebook.views.step import final_labels
 
 EXAMPLE = {"x": 1.5, "y": 0.2}
 
@@ -232,16 +233,32 @@ def test_a_tensor_question_points_at_its_heatmap_cell() -> None:
     assert entry["e"] == q.entry[0] * 4 + q.entry[1] and entry["k"] == "nW2"  # type: ignore
 
 
-def test_untrusted_it_is_the_table_of_steps_with_a_note() -> None:
-    model = fan()
-    tree = sanitize_tree(model.stepper(EXAMPLE, predict=True).html)
-    text = " ".join(shown_text(tree).split())
-    assert "Predict mode (6 adjoints to predict) needs the stepper's script" in text
-    assert "Trust Notebook" in text
-    assert not [e for e in tree.iter() if e.tag in ("input", "button")]  # nothing to press
-    run = model.stepper_run(EXAMPLE, predict=True)
-    for s in run.steps:
-        assert s.caption in text
+def test_untrusted_it_asks_the_questions_and_never_prints_their_answers() -> None:
+    """An untrusted notebook (nbgrader's student copy, a download) runs no script: the static
+    fallback says how to trust it and lists the questions, and shows the forward pass only:
+    the backward pass's values are the answers (issue 25)."""
+    for model, example in ((fan(), EXAMPLE), (seed(), EXAMPLE)):
+        run = model.stepper_run(example, predict=True)
+        html = model.stepper(example, predict=True).html
+        tree = sanitize_tree(html)
+        text = " ".join(shown_text(tree).split())
+        n = len(run.questions)
+        assert f"Predict mode ({n} adjoints to predict) needs the stepper's script" in text
+        assert "jupyter trust FILE.ipynb" in text and "Trust Notebook" in text
+        assert not [e for e in tree.iter() if e.tag in ("input", "button")]  # nothing to press
+        for q in run.questions:
+            assert q.text in text
+            assert f"= {q.right:.4g}" not in text and q.adjoint + " =" not in text
+        for s in run.steps:
+            assert (s.caption in text) == (s.phase == "forward"), s.caption
+        assert "After the forward pass, every value:" in text
+        assert all(grad is None for _, grad in final_labels(run).values())
+        # the picture (an image, kept by the sanitizer) draws no adjoint either
+        assert "its adjoint" not in html.split('class="tf-step-static"')[1].split(
+            "tf-step-ui")[0]
+    # without predict mode the table still holds every step
+    text = " ".join(shown_text(sanitize_tree(fan().stepper(EXAMPLE).html)).split())
+    assert all(s.caption in text for s in fan().stepper_run(EXAMPLE).steps)
 
 
 # ------------------------------------------------------------------------------ asking for it

@@ -24,6 +24,7 @@ import numpy as np
 
 from ...core.formatting import fmt_number
 from ..stepper import StepperRun
+from .html import esc
 
 __all__ = ["NOTHING", "WITHHELD", "ask_html", "predict_data", "score_html", "untrusted_note"]
 
@@ -79,9 +80,15 @@ WITHHELD = ('<div class="tf-note">Predict mode: nothing to predict here: it asks
 
 
 def untrusted_note(run: StepperRun) -> str:
-    """What the static table says of predict mode where no script runs."""
+    """What the static table says of predict mode where no script runs: how to get the
+    script, and the questions, never their answers (the table below stops at the forward
+    pass; a student's copy under nbgrader, a download, is untrusted)."""
+    asked = "".join(f"<li>{esc(q.text)}</li>" for q in run.questions)
     return (f'<div class="tf-note"><b>Predict mode</b> ({len(run.questions)} adjoints to '
-            "predict) needs the stepper's script: run the cell, or trust the notebook (the "
-            "command <i>Trust Notebook</i>). Below, every value as the stepper would reveal "
-            "it."
-            "</div>")
+            "predict) needs the stepper's script, which an untrusted notebook does not run. "
+            "Trust the notebook: in a terminal, <code>jupyter trust FILE.ipynb</code> (the "
+            "notebook's file), or the trust action of the notebook's interface (the command "
+            "<i>Trust Notebook</i>, in JupyterLab's command palette or Notebook's File menu); "
+            "then open it again and run the cell. Until then, the questions, with no answers: "
+            f"<ol>{asked}</ol>Below, the forward pass only: the backward pass holds the "
+            "answers.</div>")
