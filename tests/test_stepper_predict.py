@@ -21,6 +21,7 @@ from test_stepper import Parsed
 
 from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.lexical import split_derivative
+from tenflang_nb.core.syntax import Define
 from tenflang_nb.notebook.model import TenFlangModel
 from tenflang_nb.notebook.predict import Question, tolerance
 from tenflang_nb.notebook.stepper import StepperRun
@@ -221,6 +222,28 @@ def test_the_html_embeds_the_questions_apart_from_the_steps() -> None:
     # data stands alone, and predict mode only points at its steps
     plain = json.loads(Parsed(model.stepper(EXAMPLE).html).script("tf-step-data"))
     assert [s["c"] for s in plain["steps"]] == [s["c"] for s in data["steps"]]
+
+
+def test_the_listing_can_hide_an_asked_lines_formula_by_default() -> None:
+    """Each backward line's right-hand side is marked for the script to hide while its
+    question is open (issue 25: the formula is the answer); hide_lines=False leaves it."""
+    model = fan()
+    run = model.stepper_run(EXAMPLE, predict=True)
+    assert run.hide_lines
+    page = Parsed(model.stepper(EXAMPLE, predict=True).html)
+    assert json.loads(page.script("tf-step-data"))["predict"]["hide"] is True
+    ui = page.script("tf-step-ui")
+    backward = sum(1 for line in run.gcp.lines
+                   if line.section == "backward" and isinstance(line.statement, Define))
+    assert ui.count('class="tf-step-rhs"') == backward
+    # the asked line: "define d/L/d/e = " then its hidden right-hand side
+    row = ui.split(f'data-tf-step-line="{run.steps[by_variable(run)["e"].step].line}"')[1]
+    head, rhs = row.split('<span class="tf-step-rhs">', 1)
+    assert ">d/L/d/e<" in head and "mul" in rhs.split("</div>")[0]
+    shown = Parsed(model.stepper(EXAMPLE, predict=True, hide_lines=False).html)
+    assert json.loads(shown.script("tf-step-data"))["predict"]["hide"] is False
+    assert "tf-step-rhs" not in shown.script("tf-step-ui")
+    assert "tf-step-rhs" not in Parsed(model.stepper(EXAMPLE).html).script("tf-step-ui")
 
 
 def test_a_tensor_question_points_at_its_heatmap_cell() -> None:

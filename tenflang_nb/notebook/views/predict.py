@@ -39,8 +39,9 @@ def predict_data(run: StepperRun, keys: Mapping[str, str]) -> dict[str, Any]:
     ``e`` the flat index of the entry asked for (-1: a number), ``r`` the right value (to 6
     digits) and ``rt`` as shown, ``tol`` its tolerance, ``m`` the wrong values ``[value, tolerance,
     hint]``, ``u`` the label changes of the step that are not the answer (the loss's own
-    adjoint 1, which arrives with the first line of the backward pass)."""
-    return {"intro": INTRO, "q": [{
+    adjoint 1, which arrives with the first line of the backward pass); ``hide``: the
+    listing hides an open question's right-hand side and the lines after it."""
+    return {"intro": INTRO, "hide": run.hide_lines, "q": [{
         "s": q.step, "k": keys.get(q.variable), "a": q.what, "t": q.text,
         "u": [[keys[v], row, text] for v, row, text in run.steps[q.step].updates
               if v != q.variable and v in keys],

@@ -167,17 +167,33 @@ def _listing(run: StepperRun) -> str:
     the value it computed."""
     listed = run.gcp.lines[:MAX_LISTED]
     texts = [str(line.statement) for line in listed]
+    hiding = bool(run.questions) and run.hide_lines
     width = len(str(len(listed)))
     rows = []
     for number, (line, code) in enumerate(zip(listed, highlight_lines(texts), strict=True), 1):
         tags = attrs(cls="tf-line tf-step-line", data_tf_step_line=number,
                      data_tf_section=line.section)
+        if hiding and line.section == "backward":  # an asked line's formula, hidden
+            code = _rhs_marked(code)
         rows.append(line_row(tags, number, width, code + '<span class="tf-step-val"></span>'))
     more = ""
     if len(run.gcp.lines) > MAX_LISTED:
         more = (f'<div class="tf-note">… {len(run.gcp.lines) - MAX_LISTED} more lines, not '
                 "stepped through.</div>")
     return pane(rows, "tf-step-gcp") + more
+
+
+def _rhs_marked(code: str) -> str:
+    """A highlighted ``define t = ...`` line with its right-hand side in a span of class
+    ``tf-step-rhs`` (the script hides it while the line's question is open).
+
+    >>> _rhs_marked('<b>define</b> <i>t</i> <u>=</u> <i>x</i>')
+    '<b>define</b> <i>t</i> <u>=</u><span class="tf-step-rhs"> <i>x</i></span>'
+    """
+    at = re.search(r">=</\w+>", code)
+    if at is None:
+        return code
+    return f'{code[:at.end()]}<span class="tf-step-rhs">{code[at.end():]}</span>'
 
 
 def _controls(n: int, asking: bool = False) -> str:
