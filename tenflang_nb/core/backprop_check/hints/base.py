@@ -96,10 +96,12 @@ class HintsBase:
         if split is None or split[0] == self.loss or split[2] is None or d is None:
             return None
         p, m = split[0], split[1]
-        if d.op is None or p not in d.args or self.ref.values[m].shape != self.ref.values[p].shape:
+        values = self.ref.values
+        if (d.op is None or p not in d.args or p not in self.program.defs or m not in values
+                or values[m].shape != values[p].shape):
             return None
-        args = [a if isinstance(a, Const) else self.ref.values[m] if a == p
-                else self.ref.values.get(a) for a in d.args]
+        args = [a if isinstance(a, Const) else values[m] if a == p else values.get(a)
+                for a in d.args]
         if any(x is None for x in args):
             return None
         got = run_line(d.op, args, self.ref.n)  # type: ignore[arg-type]
