@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import FAN_OUT
+from conftest import FAN_OUT, XOR_SHAPE
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from lab_sanitizer import sanitize_tree, shown_text
@@ -149,6 +149,22 @@ def test_0_is_never_right_for_an_adjoint_that_is_not_0_however_small() -> None:
     page = Parsed(model.stepper(fit, predict=True).html)
     for asked in json.loads(page.script("tf-step-data"))["predict"]["q"]:
         assert abs(0.0 - asked["r"]) > asked["tol"] > 0  # what the page's script applies
+
+
+def test_on_trained_xor_no_question_accepts_0() -> None:
+    """The issue's case: XOR trained, then stepped through in predict mode; on its second
+    example 4 of the 11 questions accepted 0 under the old absolute floor."""
+    model = TenFlangModel(XOR_SHAPE, "xor")
+    model.train({"x": [[0, 0], [0, 1], [1, 0], [1, 1]], "y": [0, 1, 1, 0]}, lr=0.5,
+                max_iter=5000, tol=1e-6)
+    small = 0
+    for example in range(4):
+        run = model.stepper_run(example, predict=True)
+        assert len(run.questions) == 11
+        for q in run.questions:  # (on x = [0, 0] d/lambda/d/W1 is exactly 0: 0 is right)
+            assert (abs(0.0 - q.right) <= q.tolerance) == (q.right == 0), (example, q.adjoint)
+            small += 0 < abs(q.right) <= 5e-4
+    assert small >= 4  # adjoints the old floor of 0.0005 would have taken 0 for
 
 
 def test_a_hint_names_a_variable_only_where_it_is_one_on_other_draws_too() -> None:
