@@ -20,6 +20,7 @@ import numpy as np
 from conftest import FAN_OUT
 
 from tenflang_nb.notebook.model import TenFlangModel
+from tenflang_nb.notebook.predict import Question
 from tenflang_nb.notebook.stepper import StepperRun
 
 REPO = Path(__file__).resolve().parents[1]
@@ -320,12 +321,32 @@ ASKED_JS = """(root) => {
       e => Number(e.getAttribute('data-tf-step-line'))),
     outlined: live.querySelectorAll('rect.tf-hm-ask').length,
     slider: Number(live.querySelector('.tf-step-slider').value),
+    rowsHidden: [...live.querySelectorAll('[data-tf-step-line]')].filter(
+      e => e.style.visibility === 'hidden').map(e => Number(e.getAttribute('data-tf-step-line'))),
+    rhsHidden: [...live.querySelectorAll('.tf-step-rhs')].filter(
+      e => e.style.visibility === 'hidden').map(
+      e => Number(e.closest('[data-tf-step-line]').getAttribute('data-tf-step-line'))),
   };
 }"""
 
 
 def asked(stepper: Any) -> dict[str, Any]:
     return dict(stepper.evaluate(ASKED_JS))
+
+
+def assert_concealed(stepper: Any, run: StepperRun, q: Question | None) -> None:
+    """Until the question ``q`` (the next open one) is answered, its line shows no
+    right-hand side and no later line of the listing shows (None: nothing is hidden)."""
+    from tenflang_nb.notebook.views.listing import MAX_LISTED
+
+    state = asked(stepper)
+    if q is None or not run.hide_lines:
+        assert state["rowsHidden"] == state["rhsHidden"] == [], state
+        return
+    line = run.steps[q.step].line
+    assert state["rhsHidden"] == [line], (q.adjoint, state)
+    listed = min(len(run.gcp.lines), MAX_LISTED)
+    assert state["rowsHidden"] == list(range(line + 1, listed + 1)), (q.adjoint, state)
 
 
 def predict_through(page: Any, stepper: Any, run: StepperRun, shot: str | None = None
@@ -348,6 +369,7 @@ def predict_through(page: Any, stepper: Any, run: StepperRun, shot: str | None =
     assert state["slider"] == first.step and state["what"] == first.text
     assert state["asked"] == [run.steps[first.step].line]
     assert state["score"] == f"{len(questions)} to predict"
+    assert_concealed(stepper, run, first)  # the formula is the answer: hidden (issue 25)
     expect(stepper.locator(".tf-step-next")).to_be_disabled()
     # a wrong value, typed (digits and Enter must reach the input, not the notebook)
     wrong = first.mistakes[0]
@@ -369,6 +391,7 @@ def predict_through(page: Any, stepper: Any, run: StepperRun, shot: str | None =
     assert state["slider"] == first.step + 1
     assert_at(stepper, run, first.step + 1)
     assert state["score"] == f"0 of 1 first try · {len(questions) - 1} to predict"
+    assert_concealed(stepper, run, second)  # shown up to the next question's line
     if shot:
         shots.append(str(_shot(page, stepper, f"{shot}_right")))
     # the second, right the first time (the stepper has the keyboard again)
@@ -388,6 +411,7 @@ def predict_through(page: Any, stepper: Any, run: StepperRun, shot: str | None =
     assert not state["asking"] and state["verdict"] == "revealed"
     assert state["score"] == f"1 of 3 first try · {len(questions) - 3} to predict"
     assert_at(stepper, run, third.step + 1)
+    assert_concealed(stepper, run, questions[3] if len(questions) > 3 else None)
     # back to the start and forward: only what is still open is asked
     stepper.locator(".tf-step-first").click()
     stepper.locator(".tf-step-last").click()

@@ -75,6 +75,7 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "cost(data)": lambda v: SEED.cost(v, examples=2, budget=0.0),
     "stepper(example)": lambda v: SEED.stepper(v),
     "stepper(predict)": lambda v: SEED.stepper(predict=v),
+    "stepper(hide_lines)": lambda v: SEED.stepper(predict=True, hide_lines=v),
     "show(predict)": lambda v: SEED.show("step", example=0, predict=v),
     "values(example)": lambda v: XOR.values(v),
     "trace(example)": lambda v: SEED.trace(v),

@@ -303,7 +303,8 @@ def test_a_helper_word_for_word_the_compilers_is_never_the_root() -> None:
     assert wrong_line(result) == 4
     assert result.verdict(3).status == "right"  # type: ignore[union-attr]
     assert hint(result, 4).startswith(
-        "q (line 3) is right as the compiler's d/r/d/b:0 = div r b, but here the local "
+        "q (line 3) is right as a part of the local partial d/r/d/b of `define r = div a b` "
+        "(line 10 of div.tf): the compiler's d/r/d/b:0 = div r b, but here the local "
         "partial d/r/d/b = neg (div r b) belongs")
     assert result.verdict(6).because == (4,)  # type: ignore[union-attr]
 
@@ -345,6 +346,39 @@ def test_one_block_at_a_time_with_require() -> None:
     assert next(a for a in block.adjoints if a.name == "d/L/d/a").given
     assert check_backprop(FAN, "define d/L/d/w = mul d/L/d/a x\n",
                           require=["d/L/d/w", "a"]).missing_required == ["d/L/d/a"]
+
+
+def test_a_required_input_or_loss_adjoint_not_written_is_missing_not_all_right() -> None:
+    # the pruned GCP has neither d/lambda/d/x (an input's) nor d/lambda/d/lambda (issue 25)
+    for v in ("x", "lambda"):
+        result = check_backprop(SEED, "define d/lambda/d/diff = mul 2 diff\n",
+                                require=["diff", v])
+        assert not result.ok, result.report()
+        assert result.missing_required == [f"d/lambda/d/{v}"]
+        assert result.headline() == ("✗ so far so good (1 right), but not written yet: "
+                                     f"d/lambda/d/{v}")
+        assert f"d/lambda/d/{v} (required)" in result.report()
+    written = check_backprop(SEED, "define d/lambda/d/lambda = 1\n"
+                                   "define d/lambda/d/diff = mul 2 diff\n"
+                                   "define d/lambda/d/o = d/lambda/d/diff\n"
+                                   "define t = sub 1 o\ndefine slope = mul o t\n"
+                                   "define d/lambda/d/z = mul d/lambda/d/o slope\n"
+                                   "define d/lambda/d/x = mul d/lambda/d/z w\n",
+                             require=["x", "lambda"])
+    assert written.ok, written.report()
+
+
+def test_a_helper_named_like_an_adjoint_is_refused_with_the_naming_rule() -> None:
+    rule = ("names of the form d/x/d/y are adjoints (d/lambda/d/v) or local partials (d/p/d/v) "
+            "of the model's variables; call a helper t1 or slope")
+    for text, refused in (("define d/lambda/d/z_t0 = mul 2 diff", "'z_t0' is not a variable"),
+                          ("define d/h/d/z = mul 2 diff", "'h' is not the loss")):
+        result = check_backprop(SEED, text)
+        assert result.error is not None
+        message = result.error.first.message
+        assert message.startswith(refused) and message.endswith(rule), message
+        assert rule in result.headline()
+    assert check_backprop(SEED, "define t1 = mul 2 diff").error is None
 
 
 def test_require_names_are_checked() -> None:
@@ -581,8 +615,9 @@ def test_a_helper_used_where_another_value_belongs_blames_the_line_using_it() ->
     assert wrong_line(result) == 4 and [v.line for v in result.roots] == [4]
     assert result.verdict(3).status == "right"  # type: ignore[union-attr]
     assert hint(result, 4).startswith(
-        "t (line 3) is right as the compiler's d/o/d/z:0 = sub 1 o, but here the local "
-        "partial d/o/d/z = mul o (sub 1 o) belongs")
+        "t (line 3) is right as a part of the local partial d/o/d/z of `define o = logistic z` "
+        "(line 10 of seed.tf), where the logistic's slope is o(1 - o): the compiler's "
+        "d/o/d/z:0 = sub 1 o, but here the local partial d/o/d/z = mul o (sub 1 o) belongs")
     # the same helper, used where it belongs: right
     assert check_backprop(SEED, text.replace("define d/lambda/d/z = mul d/lambda/d/o t",
                                              "define s = mul o t\n"
@@ -879,7 +914,10 @@ def test_a_helper_that_is_a_number_is_no_value_of_the_compilers() -> None:
     result = check_backprop(SEED, SEED_RIGHT.replace("define one_minus_o = sub 1 o",
                                                      "define one_minus_o = 1"))
     assert wrong_line(result) == 4
-    assert hint(result, 4).startswith("one_minus_o should be the compiler's d/o/d/z:0 = sub 1 o")
+    assert hint(result, 4).startswith(
+        "one_minus_o should be a part of the local partial d/o/d/z of `define o = logistic z` "
+        "(line 10 of seed.tf), where the logistic's slope is o(1 - o): the compiler's "
+        "d/o/d/z:0 = sub 1 o")
 
 
 # ------------------------------------------------------------------------------ issue 17:
@@ -928,7 +966,7 @@ def test_the_right_answers_of_the_new_models_are_ok(model: Program, right: str) 
     # the d/r/d/b line left out: line 4, word for word the solution's, is right
     ("define d/r/d/b = neg r_over_b            # d/r/d/b = -a / b^2 = -r / b\n"
      "define d/L/d/b = mul d/L/d/r d/r/d/b", "define d/L/d/b = mul d/L/d/r r_over_b", 5,
-     "r_over_b (line 4) is right as the compiler's d/r/d/b:0", [4]),
+     "r_over_b (line 4) is right as a part of the local partial d/r/d/b", [4]),
     ("neg r_over_b", "r_over_b", 5, "your value is the negative of the right one", [4]),
     ("define r_over_b = div r b\ndefine d/r/d/b = neg r_over_b",
      "define bb = mul b b\ndefine a_bb = div a bb\ndefine d/r/d/b = a_bb", 6,
@@ -992,7 +1030,8 @@ def test_one_variable_used_where_another_belongs() -> None:
     full, _ = both_modes(CHAIN, CHAIN_RIGHT.replace("define one_minus_o = sub 1 o",
                                                      "define one_minus_o = sub 1 z"))
     assert wrong_line(full) == 3 and hint(full, 3).endswith(
-        "z is used where o belongs; `sub 1 o` is right")
+        "z is used where o belongs: logistic's slope is written with its value o, not its "
+        "input z")
     # at the digits network's shapes, with the shapes showing it
     full, graded = both_modes(DIGITS, DIGITS_RIGHT.replace("outer x d/lambda/d/z1",
                                                            "outer h d/lambda/d/z1"))
@@ -1128,6 +1167,20 @@ def test_a_matrix_product_where_an_elementwise_product_belongs() -> None:
         "elementwise product ('mul') belongs")
 
 
+def test_no_variable_is_named_for_a_value_that_is_one_number_on_every_draw() -> None:
+    # d/lambda/d/lambda is 1 on every draw, as the local partial d/diff/d/o is: the line
+    # written with it is right by a coincidence of values, not what it means (issue 25)
+    text = "define d/lambda/d/diff = mul 2 diff\ndefine d/lambda/d/o = mul d/lambda/d/diff y\n"
+    full, graded = (check_backprop(SEED, text, require=["o"], formulas=f) for f in (True, False))
+    assert full.first_wrong_line == graded.first_wrong_line == 2
+    assert hint(full, 2) == "you used y where the local partial d/diff/d/o = 1 belongs"
+    assert hint(graded, 2) == "you used y where the local partial d/diff/d/o belongs"
+    # on one draw every value is one number: no variable is named for another by it
+    one = check_backprop(SEED, text.replace("mul 2 diff", "mul 2 diff\ndefine t = mul x w"),
+                         require=["o"], draws=1)
+    assert "d/lambda/d/lambda" not in str(one.verdict(3).hint)  # type: ignore[union-attr]
+
+
 def test_the_stepper_predicts_the_new_mistakes() -> None:
     # predict mode asks the checker in advance about each usual wrong value of an adjoint
     from tenflang_nb.core.backprop_check.hints import hint as hint_of
@@ -1144,7 +1197,9 @@ def test_the_stepper_predicts_the_new_mistakes() -> None:
             (RATIO, "a", lambda r: r.values["d/L/d/r"] * r.values["b"],
              "a product with b (`mul`) where a division by b (`div`) belongs")):
         for formulas in (True, False):
-            ref = Reference(model, 1, 0, formulas,
+            # the example and two random draws, as predict mode asks (a variable named on
+            # one example alone may be a coincidence of its numbers)
+            ref = Reference(model, 3, 0, formulas,
                             given={k: x for k, x in example.items() if k in model.decls})
             value = wrong(ref)
             assert any(np.allclose(m, value) for m in mistakes(ref, v))
@@ -1152,3 +1207,44 @@ def test_the_stepper_predicts_the_new_mistakes() -> None:
             text = hint_of(ref, verdict, value)
             assert text is not None and fragment in text
             assert ("sub 1 (mul h h)" in text) == (formulas and v == "a" and model is CHAIN)
+
+
+# ------------------------------------------------------------------------------ issue 25:
+# reports that show the mistake and speak of the student's lines and the maths
+
+
+def test_a_report_shows_a_draw_on_which_the_line_is_wrong() -> None:
+    # exercise 10 without the use of d by t = sub c d: where c < d that term is 0, and the
+    # line is right on such a draw (draw 1 was one: "expected 2, got 2 (draw 1)")
+    model, right = exercise("gates")
+    text = right.replace("define d/L/d/d = mul d/L/d/m off", "define d/L/d/d = d/L/d/m")
+    for result in both_modes(model, text):
+        [v] = result.roots
+        assert v.expected is not None and v.actual is not None
+        assert v.expected[0] == v.actual[0] == 2  # right by chance on draw 1 ...
+        k = v.draw
+        assert k > 0 and v.expected[k] == 0 and v.actual[k] == 2  # ... not on the draw shown
+        report = result.report()
+        assert f"expected d/L/d/d = 0, got 2 (draw {k + 1})" in report
+        c, d = result.sample["c"], result.sample["d"]
+        assert c > d and f"draw {k + 1}: a = " in report  # the inputs of that draw
+        assert f"(draw {k + 1}: a = " in backprop_check_html(result)
+
+
+def test_tanh_slope_from_its_input_is_told_in_the_maths_not_by_a_temporary() -> None:
+    # exercise 14 with tanh's slope written from z1: the report named only the compiler's
+    # d/h/d/z1:0, and said nothing of the slope coming from h
+    model, right = exercise("mlp")
+    full, graded = both_modes(model, right.replace("mul h h", "mul z1 z1"))
+    for result in (full, graded):
+        [v] = result.roots
+        assert v.name == "h_squared"
+        text = hint(result, v.line)
+        assert text.startswith("h_squared should be a part of the local partial d/h/d/z1 of "
+                               "`define h = tanh z1` (line 19 of mlp.tf), where tanh's slope "
+                               "is 1 - h²")
+        assert text.endswith("z1 is used where h belongs: tanh's slope is written with its "
+                             "value h, not its input z1")
+        assert "expected h_squared = " in result.report()
+        assert "expected d/h/d/z1:0" not in result.report()
+    assert "d/h/d/z1:0 = mul h h" in hint(full, 8) and "mul h h" not in hint(graded, 8)

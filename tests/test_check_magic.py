@@ -103,6 +103,11 @@ def test_require_narrows_what_ok_needs(ip: Any) -> None:
     assert not part.ok and part.missing_required == ["d/lambda/d/w"]
     check(ip, "seed part --require all", "define d/lambda/d/diff = mul 2 diff\n")
     assert not ip.user_ns["part"].ok
+    # an input's adjoint, which the answer does not write: not written, never all right
+    check(ip, "seed part --require diff,x", "define d/lambda/d/diff = mul 2 diff\n")
+    part = ip.user_ns["part"]
+    assert not part.ok and part.missing_required == ["d/lambda/d/x"]
+    assert "not written yet: d/lambda/d/x" in part.headline()
 
 
 def test_by_default_every_weights_gradient_is_required_however_it_is_folded(ip: Any) -> None:

@@ -174,6 +174,7 @@ ARGUMENTS: Mapping[str, Rule] = dict((
     _rule("landscape", bool, "True or False"),
     _rule("boundary", bool, "True or False"),
     _rule("predict", bool, "True or False"),
+    _rule("hide_lines", bool, "True or False"),
     _rule("log", bool, "True or False (or None: when the loss spans three decades)",
           optional=True),
     _rule("title", str, "a string (or None)", optional=True),

@@ -286,7 +286,8 @@ class TenFlangModel(Explorations):
         data = {n: table.columns[n][0] for n in table.names if table.present[n][0]}
         return trace(program, {**data, **self.weights})
 
-    def stepper(self, example: Any = None, *, predict: bool = False) -> Rendered:
+    def stepper(self, example: Any = None, *, predict: bool = False,
+                hide_lines: bool = True) -> Rendered:
         """Step through the GCP on one example, a line at a time: the graph and the GCP
         listing with a control bar (first, back, step, end, play/pause, a slider, the arrow
         keys); each value and adjoint appears on its node, a caption says what each line
@@ -296,6 +297,8 @@ class TenFlangModel(Explorations):
         the example itself). ``predict``: in the backward pass the stepper stops before
         each adjoint's value and asks for it (a number; for a tensor, one entry); a right
         answer reveals the line, a wrong one gets the hint of the usual mistake it matches.
+        ``hide_lines`` (predict mode): until a question is answered, its line's right-hand
+        side and every later line of the listing are hidden (the formula is the answer).
 
         >>> from tenflang_nb.core.examples import SEED_EXAMPLE
         >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.0, "y": 0.5})
@@ -303,9 +306,11 @@ class TenFlangModel(Explorations):
         >>> TenFlangModel(SEED_EXAMPLE, "net").stepper({"x": 1.5, "y": 0.2}, predict=True)
         <TenFlang stepper of 'net' on {x: 1.5, y: 0.2}: 12 steps, 4 to predict>
         """
-        return stepper_view(self.stepper_run(example, predict=predict), self.source)
+        return stepper_view(self.stepper_run(example, predict=predict, hide_lines=hide_lines),
+                            self.source)
 
-    def stepper_run(self, example: Any = None, *, predict: bool = False) -> StepperRun:
+    def stepper_run(self, example: Any = None, *, predict: bool = False,
+                    hide_lines: bool = True) -> StepperRun:
         """What the stepper shows: the GCP run on one example (:meth:`trace`), each line
         explained (its node, edges, caption, numbers; see ``notebook/stepper.py``), and with
         ``predict`` the questions of predict mode (``notebook/predict.py``). For a model
@@ -317,7 +322,7 @@ class TenFlangModel(Explorations):
         >>> run.example, len(run.steps), run.steps[0].caption
         ('{x: 1, y: 0.5}', 12, 'z = x × w: forward pass (mul: product (elementwise for tensors))')
         """
-        check_arguments(predict=predict)
+        check_arguments(predict=predict, hide_lines=hide_lines)
         gcp, steps = self._need_gcp(), self._trace(example)
         withheld = GRADING.withheld(self.name, self.source, "the backward pass")
         if withheld is not None:  # the forward half only: the lines before the backward pass
@@ -327,7 +332,8 @@ class TenFlangModel(Explorations):
         return stepper.stepper_run(
             name=self.name, gcp=gcp, program=self.program, graph=self.graph,
             trace=steps, record=self.example(example).record(0), weights=self.weights,
-            listed_lines=MAX_LISTED, predict=predict, withheld=withheld or "")
+            listed_lines=MAX_LISTED, predict=predict, withheld=withheld or "",
+            hide_lines=hide_lines)
 
     def fusion(self, example: Any = None, *, examples: int = 10_000) -> Listing:
         """What the ``fusion`` view shows: how the fused engine runs the GCP in training on

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..core.agreement import entrywise_agreement
 from ..core.backprop_check.hints import hint, mistakes
-from ..core.backprop_check.reference import Reference
+from ..core.backprop_check.reference import FLOOR, Reference
 from ..core.backprop_check.report import LineVerdict
 from ..core.errors import TenFlangError
 from ..core.formatting import fmt_number, fmt_shape
@@ -41,18 +41,24 @@ from ..core.program import Program
 
 __all__ = ["RELATIVE", "Mistake", "Question", "questions", "tolerance"]
 
-RELATIVE, FLOOR = 0.01, 5e-4  # an answer within 1% of the value (at least ±0.0005) is right
+# an answer within 1% of the value is right (the stepper shows 4 significant digits; a
+# product of two of them is off by less); a value of about 0 on the example's own scale (the
+# checker's FLOOR times its largest adjoint) may be answered by 0
+RELATIVE = 0.01
+DRAWS = 3  # the example and 2 random draws: a hint's hypothesis must hold on all three
 
 
-def tolerance(value: float) -> float:
-    """How far from ``value`` an answer may be and still count as it: 1%, at least 0.0005
-    (the stepper shows 4 significant digits; a product of two of them is off by less). The
-    width of the package's one rule (:func:`_near`), for the page's script to apply.
+def tolerance(value: float, scale: float) -> float:
+    """How far from ``value`` an answer may be and still count as it: 1% of it, at least
+    :data:`FLOOR` times ``scale``, the largest adjoint of the example, so that 0 is never
+    right for an adjoint that is not about 0 on the example's own scale, however small its
+    adjoints (a trained model's). The width of the package's one rule (:func:`_near`), for
+    the page's script to apply.
 
-    >>> tolerance(2.5), tolerance(0.0)
-    (0.025, 0.0005)
+    >>> tolerance(2.5, 4.0), tolerance(0.0, 4.0), tolerance(2e-5, 3e-5) < 2e-5
+    (0.025, 4e-06, True)
     """
-    return max(RELATIVE * abs(value), FLOOR)
+    return max(RELATIVE * abs(value), FLOOR * scale)
 
 
 @dataclass(frozen=True)
@@ -105,9 +111,12 @@ def questions(*, program: Program, graph: DataFlowGraph, loss: str,
     if not wanted:
         return ()
     try:
-        ref: Reference | None = Reference(program, 1, 0, given=given)
+        ref: Reference | None = Reference(program, DRAWS, 0, given=given)
     except TenFlangError:  # the example cannot run without the model's data (a NULL)
         ref = None
+    # the example's own scale: its largest adjoint (the loss's own 1 left out)
+    scale = max(float(np.max(np.abs(np.asarray(adjoints[v], dtype=float)), initial=0.0))
+                for v in wanted)
     found = []
     for v in sorted(wanted, key=first_grad.__getitem__):
         value = np.asarray(adjoints[v], dtype=float)
@@ -116,41 +125,43 @@ def questions(*, program: Program, graph: DataFlowGraph, loss: str,
                  if value.ndim else None)
         right = float(value[entry] if entry is not None else value)
         found.append(Question(first_grad[v], v, adjoint_name(loss, v), entry, value.shape,
-                              right, tolerance(right),
-                              _mistakes(ref, v, entry, right) if ref is not None else ()))
+                              right, tolerance(right, scale),
+                              _mistakes(ref, v, entry, right, scale) if ref is not None
+                              else ()))
     return tuple(found)
 
 
-def _near(value: float, reference: float) -> bool:
+def _near(value: float, reference: float, scale: float) -> bool:
     """Whether ``value`` counts as ``reference``: within :func:`tolerance` of it, by the
     package's one rule (``core.agreement``; never a NaN or an infinity).
 
-    >>> _near(2.52, 2.5), _near(0.0004, 0.0), _near(float("nan"), 0.0)
-    (True, True, False)
+    >>> _near(2.52, 2.5, 3.0), _near(0.0, 2e-5, 3e-5), _near(float("nan"), 0.0, 1.0)
+    (True, False, False)
     """
-    return entrywise_agreement(value, reference, rtol=RELATIVE, atol=FLOOR).ok
+    return entrywise_agreement(value, reference, rtol=RELATIVE, atol=FLOOR * scale).ok
 
 
 def _finite(value: Any) -> bool:
     return value is not None and bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
 
 
-def _mistakes(ref: Reference, v: str, entry: tuple[int, ...] | None, right: float
-              ) -> tuple[Mistake, ...]:
-    """The wrong values of the asked entry that a hint explains: none within the tolerance
-    of the right value, none within the tolerance of one already listed."""
+def _mistakes(ref: Reference, v: str, entry: tuple[int, ...] | None, right: float,
+              scale: float) -> tuple[Mistake, ...]:
+    """The wrong values of the asked entry that a hint explains (on the example and on the
+    reference's other draws alike): none within the tolerance of the right value, none
+    within the tolerance of one already listed."""
     name = adjoint_name(ref.loss, v)
     verdict = LineVerdict(0, name, "", "adjoint", "wrong", ref.adjoint(v))
     found: list[Mistake] = []
     for wrong in mistakes(ref, v):
         value = float(wrong[0][entry] if entry is not None else wrong[0])
-        if not np.isfinite(value) or _near(value, right):
+        if not np.isfinite(value) or _near(value, right, scale):
             continue
-        if any(_near(value, m.value) for m in found):
+        if any(_near(value, m.value, scale) for m in found):
             continue
         text = hint(ref, verdict, wrong)
         if text is not None:
-            found.append(Mistake(value, tolerance(value), text))
+            found.append(Mistake(value, tolerance(value, scale), text))
     return tuple(found)
 
 

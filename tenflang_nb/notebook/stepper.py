@@ -98,6 +98,8 @@ class StepperRun:
     questions: tuple[Question, ...] = ()
     predicting: bool = False  # asked for predict mode (it may find nothing to ask)
     withheld: str = ""  # grading mode's message when the backward half is left out
+    # predict mode: an open question's line shows no right-hand side, no later line shows
+    hide_lines: bool = True
 
     @property
     def intro(self) -> str:
@@ -307,14 +309,16 @@ def _numbers(d: Define, env: Mapping[str, Any], value: str) -> str:
 def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
                 trace: Sequence[TraceStep], record: Mapping[str, Any],
                 weights: Mapping[str, Any], listed_lines: int,
-                predict: bool = False, withheld: str = "") -> StepperRun:
+                predict: bool = False, withheld: str = "", hide_lines: bool = True
+                ) -> StepperRun:
     """Explain each line of ``trace``, the GCP ``gcp`` of ``program`` run on the example
     ``record`` with ``weights`` (as ``model.trace`` runs it): node, edges, caption, numbers,
     label updates. Only the first ``listed_lines`` lines of the GCP (those the stepper
     lists) are stepped through. ``name``: the model's, for the title. ``predict``: with the
     questions of predict mode (``notebook/predict.py``). ``withheld``: grading mode's message
     when ``gcp`` and ``trace`` hold only the forward half; predict mode then asks nothing
-    (its questions and hints are the backward half's).
+    (its questions and hints are the backward half's). ``hide_lines``: predict mode hides
+    the formula of the line a question stops before, and the lines after it, until answered.
     """
     g = _GcpIndex(gcp, program, graph)
     loss = gcp.loss
@@ -372,7 +376,7 @@ def stepper_run(*, name: str, gcp: Gcp, program: Program, graph: DataFlowGraph,
                           given={**given, **weights})
     return StepperRun(name, program, graph, example_text, fmt_assignments(weights, "step"), loss,
                       gcp, steps, start, widest, len(trace) - len(listed), start_tensors,
-                      asked, predict, withheld)
+                      asked, predict, withheld, hide_lines)
 
 
 def label_text(value: Any) -> str:

@@ -166,6 +166,11 @@ class _Blame:
                 v.because, v.more = because[:BECAUSE], len(because) > BECAUSE
             elif v.status == "wrong":
                 why = blamed[t]
+                # the numbers shown, the hint's too, are those of a draw where the line is
+                # wrong (on another its mistake may vanish: a term of 0 left out)
+                if v.expected is not None:
+                    v.draw = self.ref.first_wrong(v.actual, v.expected)
+                self.ref.shown = v.draw
                 if why.misused is not None:
                     assert why.reference is not None and why.belongs is not None
                     h = why.misused
@@ -177,12 +182,15 @@ class _Blame:
                     v.hint = hint(self.ref, v, self.iso[t],
                                   self.student.written(self.define_of[t]))
 
+        self.ref.shown = 0
         adjoints = self._adjoints(verdicts, required)
-        sample = {n: float(v[0]) for n, v in self.ref.data.items() if v[0].shape == ()}
+        roots = [verdicts[t] for t in order if verdicts[t].status == "wrong"]
+        shown = roots[0].draw if roots else 0
+        sample = {n: float(v[shown]) for n, v in self.ref.data.items() if v[shown].shape == ()}
         return BackpropCheck(model, self.defines[0].src.file, self.loss, text,
                              [verdicts[t] for t in order], adjoints, required, self.ref.n,
                              sample, undecided=self.ref.undecided(required),
-                             discarded=self.ref.discarded)
+                             discarded=self.ref.discarded, shown=shown)
 
     def _cone(self, c: str) -> dict[str, int]:
         """The helpers feeding ``c`` through helpers, each with its distance from ``c``."""
@@ -317,7 +325,9 @@ class _Blame:
                   ) -> list[AdjointVerdict]:
         written = [t for t in verdicts if self.role[t] == "adjoint"]
         out = []
-        for name in list(dict.fromkeys([*self.ref.expected_adjoints, *written])):
+        # a required adjoint the pruned GCP leaves out (an input's, the loss's own) is listed
+        # too: not written, it is missing, never "all right" by default
+        for name in list(dict.fromkeys([*self.ref.expected_adjoints, *required, *written])):
             parts = derivative_parts(name)
             assert parts is not None
             if (name not in verdicts and name not in required

@@ -30,7 +30,7 @@ from ..plan import Plan
 from ..program import Program, ancestors, check
 from ..syntax import Declare, Define, Statement
 
-__all__ = ["MAX_FLOATS", "Reference", "TooLarge", "Use", "code", "run_line", "too_large"]
+__all__ = ["FLOOR", "MAX_FLOATS", "Reference", "TooLarge", "Use", "code", "run_line", "too_large"]
 
 Array = np.ndarray
 
@@ -58,13 +58,17 @@ class Reference:
     values, ``values`` every value of the GCP on them (axis 0: the draw), ``floor`` the least
     size a value is judged by on each draw (see :meth:`close`). With ``formulas`` False
     (grading mode) no text made from it spells out the compiler's formulas. With ``given``
-    (the inputs and weights of one example, as the stepper runs it), on that example alone;
-    the hints then say "here", not "on draw 1" (``at``).
+    (the inputs and weights of one example, as the stepper runs it), that example is draw 1
+    and ``draws - 1`` random draws follow it: a hypothesis about a value must hold on them
+    too, not by a coincidence of the example's numbers; the hints then say "here", not "on
+    draw 1" (``at``). ``shown``: the draw (from 0) whose numbers the hints quote.
 
     >>> from tenflang_nb.core.program import parse
     >>> square = parse("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n")
     >>> Reference(square, 1, 0, given={"w": 3.0}).adjoint("w"), Reference(square, 1, 0).at
     (array([6.]), 'on draw 1')
+    >>> Reference(square, 3, 0, given={"w": 3.0}).adjoint("w")[0], Reference(square, 3, 0).n
+    (np.float64(6.0), 3)
     """
 
     def __init__(self, program: Program, draws: int, seed: int, formulas: bool = True,
@@ -79,12 +83,12 @@ class Reference:
             if isinstance(s, Declare) and (parts := derivative_parts(s.name)) is not None
             and parts[0] == self.loss and parts[1] in program.decls and parts[1] != self.loss))
         self.discarded = 0  # candidate draws set aside as too near a pole (see _tame)
+        self.example = given is not None
+        self.shown = 0  # the draw whose numbers the hints quote (see ``at``)
         if given is None:
             self.data, self.values = self._draw(draws, seed)
-            self.at = "on draw 1"  # where the hints' numbers come from
         else:
-            self.data, self.values = self._given(given)
-            self.at = "here"
+            self.data, self.values = self._given(given, draws - 1, seed)
         self.n = len(next(iter(self.values.values()))) if self.values else 1
         self.floor = FLOOR * self._adjoint_scale()
         self._uses: dict[str, list[Use]] = {}
@@ -143,13 +147,30 @@ class Reference:
                   self.program.file)
         return per_draw
 
-    def _given(self, given: Mapping[str, Any]) -> tuple[dict[str, Array], dict[str, Array]]:
-        """One example's data (axis 0 of length 1) and every value of the full GCP on it."""
+    @property
+    def at(self) -> str:
+        """Where the hints' numbers come from: "on draw 3", or "here" (one example's)."""
+        return "here" if self.example and self.shown == 0 else f"on draw {self.shown + 1}"
+
+    def _given(self, given: Mapping[str, Any], more: int, seed: int
+               ) -> tuple[dict[str, Array], dict[str, Array]]:
+        """One example's data and every value of the full GCP on it (draw 0), then those of
+        ``more`` random draws (none where the model has none to give)."""
         gcp = self.gcp_program
-        self._fits(1)
+        self._fits(1 + max(0, more))
         data = {n: np.asarray(v, dtype=float)[None] for n, v in given.items() if v is not None}
         run = Plan(gcp).run(data, 1)
-        return data, {n: np.array(v) for n in gcp.decls if (v := run.value(n)) is not None}
+        values = {n: np.array(v) for n in gcp.decls if (v := run.value(n)) is not None}
+        if more < 1:
+            return data, values
+        try:
+            extra_data, extra = self._draw(more, seed)
+        except TenFlangError:
+            return data, values
+        self.discarded = 0  # the example is judged as given, the draws only test hypotheses
+        return ({n: np.concatenate([v, extra_data[n]]) for n, v in data.items()
+                 if n in extra_data},
+                {n: np.concatenate([v, extra[n]]) for n, v in values.items() if n in extra})
 
     def _adjoint_scale(self) -> Array:
         """The largest magnitude of the adjoints on each draw (the loss's own, 1, left out:
@@ -193,6 +214,23 @@ class Reference:
         """
         return actual.shape == reference.shape and agreement(
             actual, reference, rtol=RTOL, floor=self.floor, rows=True).ok
+
+    def first_wrong(self, actual: Array, reference: Array) -> int:
+        """The first draw (from 0) on which ``actual`` does not equal ``reference`` by
+        :meth:`close`: where a wrong line shows its mistake (0 when they never agree, or
+        always).
+
+        >>> from tenflang_nb.core.program import parse
+        >>> ref = Reference(parse("declare weight w\\ndeclare loss L\\ndefine L = mul w w\\n"),
+        ...                 3, 0)
+        >>> g = ref.adjoint("w")
+        >>> ref.first_wrong(np.array([g[0], g[1], 0.0]), g), ref.first_wrong(g[:1], g)
+        (2, 0)
+        """
+        if actual.shape != reference.shape:
+            return 0
+        row = agreement(actual, reference, rtol=RTOL, floor=self.floor, rows=True).row
+        return row if isinstance(row, int) else 0
 
     def matches(self, value: Array) -> list[str]:
         """The names of the values of the compiler's GCP that ``value`` equals on every draw,

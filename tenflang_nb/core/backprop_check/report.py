@@ -45,6 +45,7 @@ class LineVerdict:
     because: tuple[int, ...] = ()
     more: bool = False
     reference: str | None = None  # the compiler's name for what this line should equal
+    draw: int = 0  # the draw (from 0) its explanation shows: one on which the line is wrong
 
     @property
     def wrong(self) -> bool:
@@ -68,7 +69,9 @@ class BackpropCheck:
     """What :func:`check_backprop` found: ``ok``, ``first_wrong_line``, every defining line
     (``lines``), every adjoint (``adjoints``), the ``error`` when the text does not parse;
     ``undecided``: the required adjoints the draws cannot tell from 0 (exactly 0 on every
-    draw kept, while ``discarded`` draws were set aside near a pole).
+    draw kept, while ``discarded`` draws were set aside near a pole). ``sample``: the
+    scalar inputs and weights on the draw ``shown`` (from 0), the one the first wrong line's
+    explanation shows.
 
     ``str(result)`` (and :meth:`report`) is a plain-text report; the notebook renders the
     same content as HTML.
@@ -86,6 +89,7 @@ class BackpropCheck:
     error: TenFlangError | None = None
     undecided: tuple[str, ...] = ()
     discarded: int = 0
+    shown: int = 0
 
     @classmethod
     def failed(cls, model: str, file: str, loss: str, text: str, error: TenFlangError,
@@ -152,6 +156,13 @@ class BackpropCheck:
         """``5 random draws`` (or ``1 random draw``)."""
         return f"{self.draws} random draw{'s' * (self.draws != 1)}"
 
+    @property
+    def sample_text(self) -> str:
+        """``draw 3: x = 1.5, w = 0.8``: the draw the report's numbers come from ("" when
+        it has no scalar inputs or weights to show)."""
+        return (f"draw {self.shown + 1}: {fmt_assignments(self.sample)}" if self.sample
+                else "")
+
     def headline(self) -> str:
         """One sentence: all right, the first wrong line, an error, or what is missing."""
         if self.error is not None:
@@ -187,8 +198,7 @@ class BackpropCheck:
             out.extend("    " + plain(t) for t in explanation_lines(v))
         if self.lines:
             out.append(f"your lines (checked on {self.draws_text}"
-                       + (f"; draw 1: {fmt_assignments(self.sample)}" if self.sample else "")
-                       + "):")
+                       + (f"; {self.sample_text}" if self.sample else "") + "):")
             sources = [shown_source(v.source) for v in self.lines]
             width = max(map(len, sources))
             for v, source in zip(self.lines, sources, strict=True):
@@ -274,19 +284,19 @@ def plain(text: str) -> str:
 
 
 def explanation_lines(v: LineVerdict) -> list[str]:
-    """The sentences that explain a wrong line: expected/actual values on draw 1, the hint
-    (code between backticks: see :func:`plain`).
+    """The sentences that explain a wrong line: its expected and actual values on a draw
+    where they differ, the hint (code between backticks: see :func:`plain`).
 
-    >>> v = LineVerdict(1, "t", "define t = w", "adjoint", "wrong", np.array([2.0]),
-    ...                 np.array([1.0]), "a factor 2 is missing")
+    >>> v = LineVerdict(1, "t", "define t = w", "adjoint", "wrong", np.array([2.0, 4.0]),
+    ...                 np.array([2.0, 1.0]), "a factor 2 is missing", draw=1)
     >>> explanation_lines(v)
-    ['expected t = 2, got 1 (draw 1)', 'hint: a factor 2 is missing']
+    ['expected t = 4, got 1 (draw 2)', 'hint: a factor 2 is missing']
     """
     out = []
     if v.expected is not None and v.actual is not None:
-        what = v.reference or v.name
-        out.append(f"expected {what} = {fmt_value(v.expected[0], 'report')}, "
-                   f"got {fmt_value(v.actual[0], 'report')} (draw 1)")
+        # the student's own line by name: the hint says what it should be in the maths
+        out.append(f"expected {v.name} = {fmt_value(v.expected[v.draw], 'report')}, "
+                   f"got {fmt_value(v.actual[v.draw], 'report')} (draw {v.draw + 1})")
     if v.hint:
         out.append(f"hint: {v.hint}")
     return out

@@ -38,6 +38,9 @@ __all__ = ["StudentLines", "parse_student"]
 Array = np.ndarray
 
 OWN_KINDS = ("intvar", "output")  # what a student may declare their own names as
+# why a derivative-like name is refused (it must say how to name a helper instead)
+NAMING_RULE = ("names of the form d/x/d/y are adjoints (d/{loss}/d/v) or local partials "
+               "(d/p/d/v) of the model's variables; call a helper t1 or slope")
 
 
 def parse_student(text: str, file: str, program: Program, loss: str) -> list[Statement]:
@@ -106,11 +109,12 @@ def _check_own_name(name: str, diag: Callable[..., Diagnostic], token: int, prog
         return []
     of, wrt = parts
     if of != loss and of not in program.decls:
-        return [diag(f"'{of}' is not the loss of the model ('{loss}') nor one of its variables",
-                     token, hint=f"the adjoint of a variable w is d/{loss}/d/w")]
+        return [diag(f"'{of}' is not the loss of the model ('{loss}') nor one of its variables: "
+                     + NAMING_RULE.format(loss=loss), token,
+                     hint=f"the adjoint of a variable w is d/{loss}/d/w")]
     if wrt not in program.decls:
-        return [diag(f"'{wrt}' is not a variable of the model", token,
-                     hint=f"variables: {' '.join(program.decls)}")]
+        return [diag(f"'{wrt}' is not a variable of the model: " + NAMING_RULE.format(loss=loss),
+                     token, hint=f"variables: {' '.join(program.decls)}")]
     return []
 
 

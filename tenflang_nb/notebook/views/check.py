@@ -24,7 +24,6 @@ from ...core.backprop_check import (
     undecided_note,
 )
 from ...core.errors import printable
-from ...core.formatting import fmt_assignments
 from .diagnostics import cell_line, diagnostic_html
 from .html import Rendered, esc, new_prefix, page
 from .listing import source_lines
@@ -107,9 +106,8 @@ def backprop_check_html(result: BackpropCheck, in_cell: bool = False) -> str:
                               for d in result.error.diagnostics[:20])
         return page(body, new_prefix(body), interactive=False)
     roots = "".join(_root_html(v, in_cell) for v in result.roots)
-    sample = fmt_assignments(result.sample)
     note = (f"Checked against the compiler's d/{result.loss}/d/v on {result.draws_text} "
-            "of the inputs and weights" + (f" (draw 1: {sample})" if sample else "")
+            "of the inputs and weights" + (f" ({result.sample_text})" if result.sample else "")
             + ".")
     for more in (undecided_note(result), inherits_note(result)):
         note += " " + (more or "")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ...core.formatting import fmt_number
 from ..stepper import StepperRun
+from .html import esc
 
 __all__ = ["NOTHING", "WITHHELD", "ask_html", "predict_data", "score_html", "untrusted_note"]
 
@@ -38,8 +39,9 @@ def predict_data(run: StepperRun, keys: Mapping[str, str]) -> dict[str, Any]:
     ``e`` the flat index of the entry asked for (-1: a number), ``r`` the right value (to 6
     digits) and ``rt`` as shown, ``tol`` its tolerance, ``m`` the wrong values ``[value, tolerance,
     hint]``, ``u`` the label changes of the step that are not the answer (the loss's own
-    adjoint 1, which arrives with the first line of the backward pass)."""
-    return {"intro": INTRO, "q": [{
+    adjoint 1, which arrives with the first line of the backward pass); ``hide``: the
+    listing hides an open question's right-hand side and the lines after it."""
+    return {"intro": INTRO, "hide": run.hide_lines, "q": [{
         "s": q.step, "k": keys.get(q.variable), "a": q.what, "t": q.text,
         "u": [[keys[v], row, text] for v, row, text in run.steps[q.step].updates
               if v != q.variable and v in keys],
@@ -79,9 +81,15 @@ WITHHELD = ('<div class="tf-note">Predict mode: nothing to predict here: it asks
 
 
 def untrusted_note(run: StepperRun) -> str:
-    """What the static table says of predict mode where no script runs."""
+    """What the static table says of predict mode where no script runs: how to get the
+    script, and the questions, never their answers (the table below stops at the forward
+    pass; a student's copy under nbgrader, a download, is untrusted)."""
+    asked = "".join(f"<li>{esc(q.text)}</li>" for q in run.questions)
     return (f'<div class="tf-note"><b>Predict mode</b> ({len(run.questions)} adjoints to '
-            "predict) needs the stepper's script: run the cell, or trust the notebook (the "
-            "command <i>Trust Notebook</i>). Below, every value as the stepper would reveal "
-            "it."
-            "</div>")
+            "predict) needs the stepper's script, which an untrusted notebook does not run. "
+            "Trust the notebook: in a terminal, <code>jupyter trust FILE.ipynb</code> (the "
+            "notebook's file), or the trust action of the notebook's interface (the command "
+            "<i>Trust Notebook</i>, in JupyterLab's command palette or Notebook's File menu); "
+            "then open it again and run the cell. Until then, the questions, with no answers: "
+            f"<ol>{asked}</ol>Below, the forward pass only: the backward pass holds the "
+            "answers.</div>")

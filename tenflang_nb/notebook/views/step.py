@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..stepper import HEATMAP_MAX, StepperRun
+from ..stepper import HEATMAP_MAX, Step, StepperRun
 from . import predict
 from .base import Shown, ViewOptions, on_one_example
 from .drawing import (
@@ -167,17 +167,33 @@ def _listing(run: StepperRun) -> str:
     the value it computed."""
     listed = run.gcp.lines[:MAX_LISTED]
     texts = [str(line.statement) for line in listed]
+    hiding = bool(run.questions) and run.hide_lines
     width = len(str(len(listed)))
     rows = []
     for number, (line, code) in enumerate(zip(listed, highlight_lines(texts), strict=True), 1):
         tags = attrs(cls="tf-line tf-step-line", data_tf_step_line=number,
                      data_tf_section=line.section)
+        if hiding and line.section == "backward":  # an asked line's formula, hidden
+            code = _rhs_marked(code)
         rows.append(line_row(tags, number, width, code + '<span class="tf-step-val"></span>'))
     more = ""
     if len(run.gcp.lines) > MAX_LISTED:
         more = (f'<div class="tf-note">… {len(run.gcp.lines) - MAX_LISTED} more lines, not '
                 "stepped through.</div>")
     return pane(rows, "tf-step-gcp") + more
+
+
+def _rhs_marked(code: str) -> str:
+    """A highlighted ``define t = ...`` line with its right-hand side in a span of class
+    ``tf-step-rhs`` (the script hides it while the line's question is open).
+
+    >>> _rhs_marked('<b>define</b> <i>t</i> <u>=</u> <i>x</i>')
+    '<b>define</b> <i>t</i> <u>=</u><span class="tf-step-rhs"> <i>x</i></span>'
+    """
+    at = re.search(r">=</\w+>", code)
+    if at is None:
+        return code
+    return f'{code[:at.end()]}<span class="tf-step-rhs">{code[at.end():]}</span>'
 
 
 def _controls(n: int, asking: bool = False) -> str:
@@ -216,12 +232,21 @@ def _ui(run: StepperRun, graph: str) -> str:
             f"{listing}</div></div></div>")
 
 
+def _shown_steps(run: StepperRun) -> list[Step]:
+    """The steps the static table lists: all of them, but the forward pass alone in predict
+    mode (the backward pass's values are the answers to its questions)."""
+    if run.questions:
+        return [s for s in run.steps if s.phase == "forward"]
+    return run.steps
+
+
 def _static_table(run: StepperRun) -> str:
     head = ("<thead><tr><th>step</th><th>line</th><th>GCP line</th><th>value</th>"
             "<th>what it computes</th></tr></thead>")
     rows = []
     phase = ""
-    for i, s in enumerate(run.steps[:MAX_TABLE_ROWS], 1):
+    steps = _shown_steps(run)
+    for i, s in enumerate(steps[:MAX_TABLE_ROWS], 1):
         if s.phase != phase:
             phase = s.phase
             what = ("Forward pass: every value, in the shape program's order" if phase ==
@@ -239,27 +264,29 @@ def _static_table(run: StepperRun) -> str:
                     f"<td><code>{esc(s.value)}</code>{heat}</td>"
                     f'<td class="tf-name">{esc(s.caption)}<br><code>{esc(s.numbers)}</code>'
                     f"{shapes}</td></tr>")
-    more = len(run.steps) - MAX_TABLE_ROWS
+    more = len(steps) - MAX_TABLE_ROWS
     if more > 0:
         rows.append(f'<tr><td colspan="5">… {more} more steps</td></tr>')
     return f'<table class="tf-table tf-step-table">{head}<tbody>{"".join(rows)}</tbody></table>'
 
 
 def final_labels(run: StepperRun) -> dict[str, tuple[str, str | None]]:
-    """Each variable's value and adjoint once every step has run."""
-    rows = {v: dict(r) for v, r in run.start.items()}
-    for s in run.steps:
+    """Each variable's value and adjoint once every step the static table shows has run."""
+    rows = {v: {"value": r["value"]} if run.questions else dict(r)
+            for v, r in run.start.items()}
+    for s in _shown_steps(run):
         for v, row, text in s.updates:
             rows[v][row] = text
     return {v: (r["value"], r.get("grad")) for v, r in rows.items()}
 
 
 def final_tensors(run: StepperRun) -> dict[str, dict[str, np.ndarray]]:
-    """Each tensor's value and adjoint once every step has run (those drawn as heatmaps)."""
+    """Each tensor's value and adjoint once every step the static table shows has run
+    (those drawn as heatmaps)."""
     drawn = heatmapped(run)
     found: dict[str, dict[str, np.ndarray]] = {
         v: {"value": x} for v, x in run.start_tensors.items() if v in drawn}
-    for s in run.steps:
+    for s in _shown_steps(run):
         for v, row, x in s.tensors:
             if v in drawn:
                 found.setdefault(v, {})[row] = x
@@ -280,12 +307,16 @@ def _picture(run: StepperRun, sid: str) -> str:
         png, width = render_png(layout)
     except GraphUnavailable:
         return ""
-    # a forward pass alone (grading mode withholds the backward half) has no adjoints to show
-    what = "value" if run.withheld else f"value and adjoint d/{run.loss}/d/v"
-    alt = (f"The data-flow graph of {run.name} after the last step: each node's "
-           + ("value" if run.withheld else f"value and its adjoint d/{run.loss}/d/v"))
+    # a forward pass alone (grading mode withholds the backward half; predict mode keeps the
+    # answers to its questions) has no adjoints to show
+    alone = bool(run.withheld or run.questions)
+    what = "value" if alone else f"value and adjoint d/{run.loss}/d/v"
+    alt = (f"The data-flow graph of {run.name} after the "
+           + ("forward pass" if run.questions else "last step") + ": each node's "
+           + ("value" if alone else f"value and its adjoint d/{run.loss}/d/v"))
     legend = heat_legend() if under else ""
-    return (f"<div>After the last step, every {esc(what)}:</div>"
+    when = "After the forward pass" if run.questions else "After the last step"
+    return (f"<div>{when}, every {esc(what)}:</div>"
             + legend + png_img(png, alt, width, "tf-step-png"))
 
 
@@ -328,9 +359,11 @@ def stepper_html(run: StepperRun, prefix: str) -> str:
     if run.skipped:
         skipped = (f'<div class="tf-note">The GCP is longer than {MAX_LISTED} lines: the last '
                    f"{run.skipped} steps are left out.</div>")
+    lines = ("the lines of its forward pass" if run.questions else
+             "every line the GCP runs")
     note = ('<div class="tf-note"><i>This is the stepper without its script (a saved, '
-            "untrusted notebook, or a viewer that runs no JavaScript): every line the GCP "
-            "runs, in order. Run the cell, or trust the notebook, to step through it on the "
+            f"untrusted notebook, or a viewer that runs no JavaScript): {lines}, in order. "
+            "Run the cell, or trust the notebook, to step through it on the "
             "graph.</i></div>")
     if run.predicting:  # where no script runs, predict mode cannot ask: the note says so
         note += predict.untrusted_note(run) if run.questions else ""

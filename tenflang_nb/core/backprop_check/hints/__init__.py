@@ -92,14 +92,15 @@ def misused_helper_hint(ref: Reference, helper: str, line: int, equals: str, bel
     >>> from tenflang_nb.core.program import parse
     >>> ref = Reference(parse(SEED_EXAMPLE, "seed.tf"), 1, 0)
     >>> print(misused_helper_hint(ref, "t", 3, "d/o/d/z:0", "d/o/d/z", ref.values["d/o/d/z"]))
-    t (line 3) is right as the compiler's d/o/d/z:0 = sub 1 o, but here the local partial \
-d/o/d/z = mul o (sub 1 o) belongs (0.2391 on draw 1)
+    t (line 3) is right as a part of the local partial d/o/d/z of `define o = logistic z` \
+(line 10 of seed.tf), where the logistic's slope is o(1 - o): the compiler's d/o/d/z:0 = \
+sub 1 o, but here the local partial d/o/d/z = mul o (sub 1 o) belongs (0.2391 on draw 1)
     """
     hints = _Hints(ref)
     relation = hints.relation(ref.values[equals], value)
     rewritten = hints._rewritten(written, value) if written and not relation else None
     return (f"{helper} (line {line}) is right as {hints.what(equals)}, but here "
-            f"{hints.what(belongs)} belongs ({fmt_value(value[0], 'report')} {ref.at})"
+            f"{hints.what(belongs)} belongs ({fmt_value(value[ref.shown], 'report')} {ref.at})"
             + (f": {helper} is {RELATION_TO_IT[relation]}" if relation else "")
             + (f": in line {line}, {rewritten}" if rewritten else ""))
 
@@ -167,12 +168,14 @@ class _Hints(TermHints):
         assert v.reference is not None
         name = v.reference
         hint = (f"{v.name} should be {self.what(name)} "
-                f"({fmt_value(expected[0], 'report')} {self.ref.at})")
+                f"({fmt_value(expected[self.ref.shown], 'report')} {self.ref.at})")
         parts = derivative_parts(name.split(":")[0]) if not name.startswith("the ") else None
         if parts is not None and parts[0] != self.loss and parts[0] in self.ref.values:
             p = parts[0]
             if self.close(actual, self.ref.values[p]):
                 return hint + f": yours is the value of {p}, not its local partial"
+            if swapped := self._input_for_value(name, actual):
+                return hint + f": {swapped}"
         relation = self.relation(actual, expected)
         if relation == "zero" and rewritten and (found := rewritten()):
             return hint + f": {found}"  # 0: `sub w w` for `add w w`?

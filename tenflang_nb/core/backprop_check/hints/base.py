@@ -11,13 +11,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...lexical import adjoint_name, derivative_parts, split_derivative
-from ...ops import Ref
+from ...ops import Const, Ref
 from ...syntax import Define
-from ..reference import Reference
+from ..reference import Reference, code, run_line
 
-__all__ = ["RELATION_FACTOR", "RELATION_HINT", "RELATION_TO_IT", "HintsBase", "Written"]
+__all__ = ["RELATION_FACTOR", "RELATION_HINT", "RELATION_TO_IT", "SLOPES", "HintsBase",
+           "Written"]
 
 Array = np.ndarray
+
+# The slope of each one-operand operator in the maths, {a} its input and {v} its value: how a
+# hint speaks of a piece of a local partial (never only of the compiler's temporary)
+SLOPES = {"tanh": "tanh's slope is 1 - {v}²", "logistic": "the logistic's slope is {v}(1 - {v})",
+          "exp": "exp's slope is its value {v}", "ln": "ln's slope is 1/{a}",
+          "sqrt": "sqrt's slope is 1/(2{v})", "relu": "relu's slope is 1 where {a} > 0, else 0"}
 
 
 @dataclass(frozen=True)
@@ -65,18 +72,56 @@ class HintsBase:
                     formula = self.ref.formula(name)
                     return (f"the term of {adjoint_name(self.loss, v)} via "
                             f"{self.ref.use_text(use)}" + (f", {formula}" if formula else ""))
+        if split is not None and split[0] != self.loss and split[2] is not None:
+            # a piece of a local partial: the partial in the maths first, then the piece
+            p, m = split[0], split[1]
+            d = self.program.defs.get(p)
+            if d is not None:
+                slope = SLOPES.get(d.op or "") if len(d.args) == 1 else None
+                return (f"a part of the local partial {adjoint_name(p, m)} of `{code(d)}` "
+                        f"({self._where(d)})"
+                        + (f", where {slope.format(a=m, v=p)}" if slope else "")
+                        + f": the compiler's {self.ref.describe(name)}")
         parts = derivative_parts(name)
         kind = ("the local partial " if parts and parts[0] != self.loss else
                 "the incoming adjoint " if parts else "the compiler's ")
         return kind + self.ref.describe(name)
 
-    def _named(self, value: Array, exclude: str | None = None) -> str | None:
-        """The first variable (or adjoint) of :attr:`names` whose value ``value`` is, on every
-        draw; None for none (or for a constant: it equals constants by chance)."""
-        if self.ref.n > 1 and np.all(value == value.flat[0]):
+    def _input_for_value(self, name: str, actual: Array) -> str | None:
+        """``actual`` as the piece ``name`` of a local partial ``d/p/d/m`` written with the
+        operator's input ``m`` where its value ``p`` belongs (``mul z1 z1`` for ``mul h h``,
+        the square of tanh's slope)."""
+        split = split_derivative(name)
+        d = self.ref.gcp_program.defs.get(name)
+        if split is None or split[0] == self.loss or split[2] is None or d is None:
+            return None
+        p, m = split[0], split[1]
+        values = self.ref.values
+        if (d.op is None or p not in d.args or p not in self.program.defs or m not in values
+                or values[m].shape != values[p].shape):
+            return None
+        args = [a if isinstance(a, Const) else values[m] if a == p else values.get(a)
+                for a in d.args]
+        if any(x is None for x in args):
+            return None
+        got = run_line(d.op, args, self.ref.n)  # type: ignore[arg-type]
+        if got is None or not self.close(actual, got):
+            return None
+        line = self.program.defs[p]
+        return f"{m} is used where {p} belongs" + (
+            f": {line.op}'s slope is written with its value {p}, not its input {m}"
+            if line.op in SLOPES else "")
+
+    def _named(self, value: Array, exclude: str | None = None, variables: bool = False
+               ) -> str | None:
+        """The first variable (or adjoint, unless ``variables``) of :attr:`names` whose value
+        ``value`` is, on every draw; None for none, or for a constant or a single draw: it
+        equals them by chance."""
+        if self.ref.n == 1 or np.all(value == value.flat[0]):
             return None
         found = set(self.ref.matches(value)) - {exclude}
-        return next((n for n in self.names if n in found), None)
+        return next((n for n in self.names if n in found
+                     and (not variables or n in self.program.decls)), None)
 
     def _swapped_name(self, actual: Array, expected: Array) -> str | None:
         """"x is used where h belongs", when the two values are those variables'."""
@@ -98,7 +143,11 @@ class HintsBase:
 
     def _scale_hint(self, actual: Array, expected: Array) -> str | None:
         relation = self.relation(actual, expected)
-        return RELATION_HINT[relation] if relation else None
+        if relation is None:
+            return None
+        # one example (the stepper's) has no draws to be 0 on
+        return (RELATION_HINT[relation].removesuffix(" on every draw")
+                if self.ref.example else RELATION_HINT[relation])
 
 
 # the wrong value of each relation, as a multiple of the right one

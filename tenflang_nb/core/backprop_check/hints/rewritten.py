@@ -87,10 +87,16 @@ class RewriteHints(HintsBase):
         v = written.adjoint_of
         parts = derivative_parts(written.line.target)
         partial = parts is not None and parts[0] != self.loss
-        return [n for n in self.names if n != written.line.target and (
+        # a name whose value is one number on every draw (d/L/d/L = 1), or on the one draw
+        # checked, would fit by a coincidence of values, not as what the line means
+        return [n for n in self.names if n != written.line.target and not self._constant(n) and (
             n in self.program.decls or (not partial and (
                 v is None or v in ancestors(self.program, n.rsplit("/", 1)[-1]) - {
                     n.rsplit("/", 1)[-1]})))]
+
+    def _constant(self, name: str) -> bool:
+        value = self.ref.values[name]
+        return self.ref.n == 1 or bool(np.all(value == value.flat[0]))
 
     def _rewritten(self, written: Written, expected: Array) -> str | None:
         """The first variant of the student's line that gives ``expected``, as a hint."""

@@ -80,7 +80,7 @@ class TermHints(ShapeHints):
             if self.close(actual, ref.values[p]):
                 return (f"your value is {p} itself, the value of "
                         f"`{code(self.program.defs[p])}`: {name} is a derivative "
-                        f"({fmt_value(expected[0], 'report')} {ref.at})")
+                        f"({fmt_value(expected[ref.shown], 'report')} {ref.at})")
         several = len(terms) > 1
 
         def alone() -> str | None:  # one term, wrong, and the others missing
@@ -173,13 +173,14 @@ class TermHints(ShapeHints):
         if p != self.loss and not self.close(partial, ones) and self.close(mine, g):
             return (f"your value is the incoming adjoint {gname} alone{where}: multiply it "
                     f"by the local partial {described} "
-                    f"({fmt_value(partial[0], 'report')} {self.ref.at})")
+                    f"({fmt_value(partial[self.ref.shown], 'report')} {self.ref.at})")
+        k = self.ref.shown
         for what, label in ((f"the value of {p}", p), (f"{v} itself", v)):
             value = self.ref.values[label]
             if value.shape == term.shape and self.close(mine, g * value):
                 return (f"you used {what} where the local partial {inside} belongs{where}: "
-                        f"{self.ref.at}, {label} = {fmt_value(value[0], 'report')} but {short} = "
-                        f"{fmt_value(partial[0], 'report')}")
+                        f"{self.ref.at}, {label} = {fmt_value(value[k], 'report')} but {short} "
+                        f"= {fmt_value(partial[k], 'report')}")
         return next((text + where for wrong, text in self._wrong_terms(use, term)
                      if self.close(mine, wrong)), None)
 
@@ -210,11 +211,14 @@ class TermHints(ShapeHints):
             right = f" ({self.ref.describe(pname)})" if self.ref.formulas else ""
             for wrong, what, why in self._slips(use):
                 yield g * wrong, f"your value is {gname} · {_grouped(what)}: {why}{right}"
-            u = self._named(partial)
-            for other in self._same_shape(u, partial, d) if u is not None else ():
+            u = self._named(partial, variables=True)  # a local partial is no adjoint
+            # a partial that is no variable (the 1 of `sub o y`): named as the partial
+            said = self.ref.describe(pname) if self.ref.formulas else pname
+            for other in self._same_shape(u or pname, partial, d):
                 yield (g * self.ref.values[other],
-                       f"you used {other} where {u} belongs: the local partial {pname} is "
-                       f"{u}" if self.ref.formulas else
+                       f"you used {other} where the local partial {said} belongs" if u is None
+                       else f"you used {other} where {u} belongs: the local partial {pname} "
+                       f"is {u}" if self.ref.formulas else
                        f"you used {other} where {u} belongs (in the local partial {pname})")
         if factors is None and d.op is not None:  # a vector-Jacobian product's term
             if g.shape == term.shape and not self.close(g, term):
@@ -311,7 +315,7 @@ class TermHints(ShapeHints):
     def _partial_hint(self, p: str, m: str, actual: Array, expected: Array) -> str | None:
         values = self.ref.values
         right = (f"{self.ref.describe(adjoint_name(p, m))} "
-                 f"({fmt_value(expected[0], 'report')} {self.ref.at})")
+                 f"({fmt_value(expected[self.ref.shown], 'report')} {self.ref.at})")
         if p in values and self.close(actual, values[p]):
             return f"your value is {p} itself, not its local partial: {right}"
         if m in values and self.close(actual, values[m]):

@@ -14,7 +14,9 @@
                             k: the node's id, a: what is asked, t: the question, e: the entry
                             (-1: a number), r: the right value, rt: as shown, tol: within
                             it counts, m: [[wrong value, tolerance, hint], ...],
-                            u: label changes shown while asking}]}
+                            u: label changes shown while asking}], hide: the listing hides
+                            the right-hand side (.tf-step-rhs) of the next question's line
+                            and every line after it until that question is answered}
      .tf-step-static      the table a reader sees where scripts do not run (hidden here)
    No kernel, no network, no global state: two steppers on a page never meet. Position k
    (0..n) means the first k steps have run; the current line is step k - 1. */
@@ -123,6 +125,19 @@
   function open(from, to) {
     for (var s = from; s < to; s++) { if (asks[s] && !state[s]) { return s; } }
     return null;
+  }
+  /* the formula of a line is the answer to its question: until the next open question is
+     answered, its line shows no right-hand side and no later line shows at all */
+  var lineNumbers = Object.keys(rows).map(Number);
+  function conceal() {
+    var next = predict && predict.hide ? open(0, n) : null;
+    var cut = next === null ? Infinity : steps[next].l;
+    lineNumbers.forEach(function (k) {
+      var row = rows[k];
+      row.style.visibility = k > cut ? "hidden" : "";
+      var rhs = row.querySelector(".tf-step-rhs");
+      if (rhs) { rhs.style.visibility = k === cut ? "hidden" : ""; }
+    });
   }
   function tally() {
     if (!score) { return; }
@@ -293,6 +308,7 @@
     slider.value = String(pos);
     buttons.first.disabled = buttons.back.disabled = pos === 0;
     buttons.next.disabled = buttons.last.disabled = pos === n;
+    conceal();
   }
 
   function pause() {
