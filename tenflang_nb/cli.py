@@ -13,8 +13,9 @@ import sys
 import textwrap
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -90,6 +91,21 @@ def _formats_help() -> str:
 
 
 def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog: str) -> int:
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], *rest: Any) -> None:
+            # the package's own warnings (the fused engine unavailable) as the command's
+            if category.__module__.startswith("tenflang_nb."):
+                print(printable(f"{prog}: warning: {message}"), file=sys.stderr)
+            else:
+                shown(message, category, *rest)
+
+        warnings.showwarning = show
+        return _guarded(body, argv, prog)
+
+
+def _guarded(body: Callable[[list[str] | None], int], argv: list[str] | None, prog: str) -> int:
     try:
         return body(argv)
     except TenFlangError as exc:

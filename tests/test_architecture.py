@@ -25,8 +25,8 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 FLOW = [
     "errors", "arguments", "perf", "formatting", "agreement", "ops", "lexical", "textio",
     "macros", "syntax", "guard", "preprocess", "program", "graph", "examples", "backprop",
-    "forward", "hvp", "describe_ops", "edited", "dimensions", "plan", "fusedplan", "fusedvm",
-    "fused", "optimizers", "settings",
+    "forward", "hvp", "describe_ops", "edited", "dimensions", "plan", "optimizers", "settings",
+    "fusedcache", "fusedplan", "fusedvm", "fused",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles.formats", "datafiles", "bindings", "datasets", "boundary", "train", "gradcheck",

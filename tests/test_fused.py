@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 import tracemalloc
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -362,10 +363,17 @@ def test_without_numba_every_engine_is_the_reference(fresh: dict[str, Any],
     monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
     data = _seed_data(100)
     for engine in fused.ENGINES:
-        run = fused.bind(_seed_plan(), {**data, "w": 0.5}, 100, engine=engine)
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            run = fused.bind(_seed_plan(), {**data, "w": 0.5}, 100, engine=engine)
         assert isinstance(run, Run), engine
+        # asked for, the fused engine says why it cannot run (auto and reference: silent)
+        assert [str(w.message) for w in warned if w.category is fused.EngineWarning] == (
+            [f"the fused engine cannot run here ({fused.status()}): the reference engine "
+             "runs instead (the same results, slower)"] if engine == "fused" else []), engine
     assert "numba" in fused.status()
-    t = api.trainer(api.compile(api.parse(SEED_EXAMPLE)), data, engine="fused", max_iter=5)
+    with pytest.warns(fused.EngineWarning, match="numba"):
+        t = api.trainer(api.compile(api.parse(SEED_EXAMPLE)), data, engine="fused", max_iter=5)
     assert isinstance(t._run, Run) and t.run().iterations == 5
 
 
@@ -375,7 +383,8 @@ def test_a_failed_compile_falls_back_to_the_reference(fresh: dict[str, Any],
         raise RuntimeError("LLVM ERROR: cannot select")
 
     monkeypatch.setattr(fused, "_import_vm", broken)
-    run = fused.bind(_seed_plan(), {**_seed_data(100), "w": 0.5}, 100, engine="fused")
+    with pytest.warns(fused.EngineWarning, match="LLVM ERROR: cannot select"):
+        run = fused.bind(_seed_plan(), {**_seed_data(100), "w": 0.5}, 100, engine="fused")
     assert isinstance(run, Run)
     assert "LLVM ERROR" in fused.status()
 
