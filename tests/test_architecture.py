@@ -23,7 +23,7 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # is its submodules ("datafiles.brace", in the order they use each other) then its
 # __init__, all at the package's place.
 FLOW = [
-    "errors", "arguments", "perf", "formatting", "agreement", "ops", "lexical", "textio",
+    "errors", "arguments", "perf", "machine", "formatting", "agreement", "ops", "lexical", "textio",
     "macros", "syntax", "guard", "preprocess", "program", "graph", "examples", "backprop",
     "forward", "hvp", "describe_ops", "edited", "dimensions", "plan", "optimizers", "settings",
     "fusedcache", "fusedplan", "fusedvm", "fused",

@@ -15,13 +15,14 @@ accumulated over the chunks.
 loaded, and compiled the first time on a machine, ~10 s, then cached on disk); ``auto``
 (the default): the reference engine for small batches, where a pass costs less than the
 fused engine saves; the fused engine for batches whose reference buffers would not fit in
-:data:`LARGE_BYTES` (waiting for numba if need be); in between, the reference engine, and
-once a run has spent :data:`AUTO_AFTER` seconds on it, numba loading in a background thread,
-then the fused engine. Where numba is missing or its
-loops fail to compile or to pass a self-test, every choice is the reference engine
-(:func:`status` says why): ``auto`` silently, ``fused`` with an :class:`EngineWarning`.
-Where numba caches the loops (a read-only install too): ``fusedcache``; ``python -m
-tenflang_nb.core.fused --fill-cache`` fills that cache.
+:data:`CHUNK_OVER`, which it takes in chunks (waiting for numba if need be); in between,
+the reference engine, and once a run has spent :data:`AUTO_AFTER` seconds on it, numba
+loading in a background thread, then the fused engine; with one CPU (``machine.cpus``), the
+reference engine throughout unless numba is loaded already (loading it would take the run's
+own CPU). Where numba is missing or its loops fail to compile or to pass a self-test, every
+choice is the reference engine (:func:`status` says why): ``auto`` silently, ``fused`` with
+an :class:`EngineWarning`. Where numba caches the loops (a read-only install too):
+``fusedcache``; ``python -m tenflang_nb.core.fused --fill-cache`` fills that cache.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from . import fusedcache
+from .machine import cpus
 from .plan import Array, Plan, Run
 from .settings import ENGINES, SETTINGS
 from .syntax import Define
@@ -54,9 +56,6 @@ AUTO_NUMBERS = 1_000_000
 # this long on the reference engine (a longer training pays the load back; a shorter one, a
 # live panel's first seconds, never competes with it)
 AUTO_AFTER = 1.0
-# auto waits for numba (instead of starting with the reference engine) when the reference's
-# buffers would take more than this: more memory than the fused engine's whole budget
-LARGE_BYTES = 256 * 2**20
 # the fused engine binds the examples a chunk at a time (bounded memory beyond the data) when
 # one binding would take more than CHUNK_OVER; its chunks then take about CHUNK_BYTES
 CHUNK_OVER = 128 * 2**20
@@ -221,7 +220,11 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
     numbers = reference_bytes(plan, data, n) // 8
     if engine == "reference":
         return plan.bind(data, n, means)
-    if engine == "fused" or numbers * 8 > LARGE_BYTES:
+    # auto waits for numba (instead of starting with the reference engine) where the fused
+    # engine would take the examples in chunks: a switch later would hold the reference's
+    # buffers and numba at once (2,000,000 rows of the seed model: 464 MB, against 335 MB on
+    # the fused engine from the start)
+    if engine == "fused" or numbers * 8 > CHUNK_OVER:
         vm = load(wait=True)
         if vm is None and engine == "fused":
             _unavailable()
@@ -229,6 +232,10 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
         return plan.bind(data, n, means)
     else:
         vm = _STATE["vm"]
+        if vm is None and cpus() < 2:
+            # one CPU: loading numba beside the run would take its time from the run (the
+            # seed model, 100,000 rows, 1,000 steps: 1.3 s against 1.0 s on the reference)
+            return plan.bind(data, n, means)
         if vm is None:
             return _Deferred(plan.bind(data, n, means), kept)
     if vm is not None:
