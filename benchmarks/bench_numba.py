@@ -5,17 +5,19 @@
    time on a machine), and loaded from the filled cache (every later process). They run on a
    temporary copy of the package, so that its own cache is left as it is.
 2. One CPU: W1 and W2 (``workloads.py``) trained on ``auto`` and on ``reference``, each in a
-   fresh interpreter pinned to one CPU with ``taskset -c`` (as a Binder or hub pod with one
-   CPU), alternating, best and median of ``--repeat``: the time of binding and training (what
-   ``auto``'s choice changes), whether numba was imported, and the final weights checked
-   against each other (``common.assert_same``).
+   fresh interpreter pinned to one CPU with ``taskset -c`` (and with ``--cgroup``, in a
+   control group with a quota of one CPU: a Binder or hub pod with ``cpu: 1``), alternating, best and median of ``--repeat``: the time of binding and training (what
+   ``auto``'s choice changes), wall and CPU (the process's threads and its children: less
+   moved by other jobs on a shared machine), whether numba was imported, and the final
+   weights checked against each other (``common.assert_same``).
 
-    python benchmarks/bench_numba.py [--repeat 5] [--cpu 1] [--skip-costs]
+    python benchmarks/bench_numba.py [--repeat 5] [--cpu 1] [--cgroup] [--skip-costs]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -23,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -55,16 +58,19 @@ print(json.dumps({"import": imported, "import_rss": after_import - before, "load
 """
 
 ONE_CPU = """
-import json, sys, time
+import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import workloads
+def cpu():  # this process's threads and its children (numba compiling in one, say)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 work = {"W1": workloads.w1, "W2": workloads.w2}[sys.argv[2]]()
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), cpu()
 train = workloads.make_tenflang(work, sys.argv[3])
 weights = train()
-took = time.perf_counter() - start
-print(json.dumps({"seconds": took, "run": type(train.trainer._run).__name__,
+took, took_cpu = time.perf_counter() - start, cpu() - start_cpu
+print(json.dumps({"seconds": took, "cpu": took_cpu, "run": type(train.trainer._run).__name__,
                   "numba": "numba" in sys.modules,
                   "weights": {k: np.asarray(v).tolist() for k, v in weights.items()}}))
 """
@@ -96,30 +102,49 @@ def costs() -> None:
                        "RSS added", "peak RSS growth"]))
 
 
-def one_cpu(repeat: int, cpu: str) -> None:
-    pin = ("taskset", "-c", cpu)
+@contextlib.contextmanager
+def quota_group() -> Iterator[tuple[str, ...]]:
+    """A control group with a quota of one CPU (cgroup v1's cpu controller; needs root), as a
+    pod with ``cpu: 1`` gets: the command prefix that runs a process in it."""
+    group = Path("/sys/fs/cgroup/cpu") / f"tenflang-bench-{os.getpid()}"
+    group.mkdir()
+    try:
+        (group / "cpu.cfs_period_us").write_text("100000")
+        (group / "cpu.cfs_quota_us").write_text("100000")
+        yield ("sh", "-c", f'echo $$ > {group / "cgroup.procs"} && exec "$@"', "sh")
+    finally:
+        for pid in (group / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):
+                (group.parent / "cgroup.procs").write_text(pid)
+        group.rmdir()
+
+
+def one_cpu(repeat: int, prefix: tuple[str, ...], how: str) -> None:
     rows = []
     for name in ("W1", "W2"):
         times: dict[str, list[float]] = {"auto": [], "reference": []}
+        used: dict[str, list[float]] = {"auto": [], "reference": []}
         seen: dict[str, dict] = {}
         for _ in range(repeat):
             for engine in times:  # alternating: both see the same load on the machine
-                m = child(ONE_CPU, str(BENCHMARKS), name, engine, prefix=pin)
+                m = child(ONE_CPU, str(BENCHMARKS), name, engine, prefix=prefix)
                 times[engine].append(m["seconds"])
+                used[engine].append(m["cpu"])
                 seen[engine] = m
         for w, value in seen["reference"]["weights"].items():
             assert_same(np.array(seen["auto"]["weights"][w]), np.array(value), f"{name} {w}",
                         rtol=1e-9)
         for engine, t in times.items():
             rows.append([name, engine, seen[engine]["run"], str(seen[engine]["numba"]),
-                         seconds(min(t)), seconds(statistics.median(t))])
-        ratio = statistics.median(times["auto"]) / statistics.median(times["reference"])
-        rows.append([name, "auto / reference", "", "", "",
-                     f"{ratio:.2f} (median), {min(times['auto']) / min(times['reference']):.2f}"
-                     " (best)"])
-    print(f"\none CPU (taskset -c {cpu}), binding + training, {repeat} fresh processes each, "
+                         seconds(min(t)), seconds(statistics.median(t)),
+                         seconds(min(used[engine])), seconds(statistics.median(used[engine]))])
+        rows.append([name, "auto / reference", "", "",
+                     *(f"{f(v['auto']) / f(v['reference']):.2f}" for v in (times, used)
+                       for f in (min, statistics.median))])
+    print(f"\none CPU ({how}), binding + training, {repeat} fresh processes each, "
           f"alternating; {machine()}")
-    print(table(rows, ["workload", "engine", "run", "numba imported", "best", "median"]))
+    print(table(rows, ["workload", "engine", "run", "numba imported", "wall best",
+                       "wall median", "CPU best", "CPU median"]))
 
 
 def main() -> None:
@@ -127,11 +152,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cpu", default=str(min(os.sched_getaffinity(0))),
                         help="the CPU to pin the one-CPU runs to")
+    parser.add_argument("--cgroup", action="store_true",
+                        help="also in a control group with a quota of one CPU (needs root)")
     parser.add_argument("--skip-costs", action="store_true")
     args = parser.parse_args()
     if not args.skip_costs:
         costs()
-    one_cpu(args.repeat, args.cpu)
+    one_cpu(args.repeat, ("taskset", "-c", args.cpu), f"taskset -c {args.cpu}")
+    if args.cgroup:
+        with quota_group() as prefix:
+            one_cpu(args.repeat, prefix, "a control group with a quota of one CPU")
 
 
 if __name__ == "__main__":

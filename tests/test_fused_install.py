@@ -151,6 +151,19 @@ def test_a_read_only_install_loads_the_filled_cache(install: Path, temporary: Pa
 
 @pytest.mark.slow
 @as_a_user
+def test_a_read_only_install_caches_in_the_users_cache_folder(install: Path, temporary: Path
+                                                              ) -> None:
+    """With a home of their own, the user's cache folder (seeded, nothing compiled)."""
+    result = _as_user(install, TRAIN, temporary, env={"HOME": str(temporary)})
+    report = _report(result)
+    assert report["kinds"]["fused"] == "FusedRun" and report["agree"], report
+    assert "the user's cache folder" in report["status"], report
+    assert "data saved" not in result.stdout, result.stdout
+    assert list((temporary / ".cache" / "tenflang_nb").glob("core_*/fusedvm.execute-*.nbc"))
+
+
+@pytest.mark.slow
+@as_a_user
 def test_with_no_writable_folder_the_loops_are_compiled_in_memory(install: Path) -> None:
     result = _as_user(install, TRAIN, None)
     report = _report(result)
