@@ -6,10 +6,11 @@
    temporary copy of the package, so that its own cache is left as it is.
 2. One CPU: W1 and W2 (``workloads.py``) trained on ``auto`` and on ``reference``, each in a
    fresh interpreter pinned to one CPU with ``taskset -c`` (and with ``--cgroup``, in a
-   control group with a quota of one CPU: a Binder or hub pod with ``cpu: 1``), alternating, best and median of ``--repeat``: the time of binding and training (what
-   ``auto``'s choice changes), wall and CPU (the process's threads and its children: less
-   moved by other jobs on a shared machine), whether numba was imported, and the final
-   weights checked against each other (``common.assert_same``).
+   control group with a quota of one CPU: a Binder or hub pod with ``cpu: 1``), alternating,
+   best and median of ``--repeat``: the time of binding and training (what ``auto``'s choice
+   changes), wall and CPU (the process's threads and its children: less moved by other jobs
+   on a shared machine), whether numba was imported, and the final weights checked against
+   each other (``common.assert_same``).
 
     python benchmarks/bench_numba.py [--repeat 5] [--cpu 1] [--cgroup] [--skip-costs]
 """

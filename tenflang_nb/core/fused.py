@@ -227,7 +227,7 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
     if engine == "fused" or numbers * 8 > CHUNK_OVER:
         vm = load(wait=True)
         if vm is None and engine == "fused":
-            _unavailable()
+            _unavailable(status())
     elif numbers < AUTO_NUMBERS:
         return plan.bind(data, n, means)
     else:
@@ -244,7 +244,7 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
         except Exception as err:  # never an error the reference engine would not give
             _STATE["fallback"] = f"{type(err).__name__}: {err}"
             if engine == "fused":
-                _unavailable()
+                _unavailable(f"this program: {_STATE['fallback']}")
     return plan.bind(data, n, means)
 
 
@@ -252,9 +252,9 @@ class EngineWarning(RuntimeWarning):
     """``engine="fused"`` asked for where the fused engine cannot run: the reference runs."""
 
 
-def _unavailable() -> None:
-    warnings.warn(EngineWarning(f"the fused engine cannot run here ({status()}): the "
-                                "reference engine runs instead (the same results, slower)"),
+def _unavailable(why: str) -> None:
+    warnings.warn(EngineWarning(f"the fused engine cannot run here ({why}): the reference "
+                                "engine runs instead (the same results, slower)"),
                   stacklevel=3)
 
 

@@ -17,8 +17,9 @@ imported:
 A folder other than the package's is seeded with a copy of the package's filled cache when that
 is newer than what it holds (a few MB, copied in milliseconds: no compile). Where no folder is
 writable, there is no cache: the loops are compiled in memory by every process that uses them.
-numba's cache files are pickles: they are read only from the package's folder or from a folder
-this user owns and nobody else can write (never from a shared temporary folder as it stands).
+The temporary folder is taken only when this user owns it and nobody else can write it: numba's
+cache files are pickles (loading one runs code), and a folder in the shared temporary directory
+could have been made by someone else.
 """
 
 from __future__ import annotations
@@ -93,14 +94,15 @@ def _candidates() -> Iterator[tuple[Path | None, str]]:
 @functools.cache
 def choose() -> Cache:
     """Where the loops are cached in this process (see the module; decided once)."""
+    passed = ""  # why the package's own folder was not taken
     for folder, how in _candidates():
         if folder is None:
             if _writable(SHIPPED):
                 return Cache(True, None, f"numba's cache in {SHIPPED}")
+            passed = f"; {SHIPPED} is read-only"
         elif _writable(folder):
             _seed(folder)
-            return Cache(True, str(folder), f"numba's cache in {folder} ({how}; {SHIPPED} "
-                                            "is read-only)")
+            return Cache(True, str(folder), f"numba's cache in {folder} ({how}{passed})")
     return Cache(False, None, f"no writable folder for numba's cache ({SHIPPED} is read-only, "
                               "and so are the user's cache folder and the temporary folder): "
                               "the loops are compiled in memory")
@@ -122,7 +124,7 @@ def _seed(folder: Path) -> None:
         return
     target = _subfolder(folder)
     newest = max(p.stat().st_mtime for p in index)
-    held = list(target.glob("*.nbi")) if target.is_dir() else []
+    held = list(target.glob(f"{SOURCE.stem}.*.nbi")) if target.is_dir() else []
     if held and max(p.stat().st_mtime for p in held) >= newest:
         return  # already seeded, or compiled here since (for this CPU, say)
     try:
