@@ -26,9 +26,19 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 USER = "nobody"
 
-as_a_user = pytest.mark.skipif(
-    os.name != "posix" or os.geteuid() != 0 or not shutil.which("unshare")
-    or not shutil.which("setpriv"), reason="needs root, unshare and setpriv")
+def _can_run_as_a_user() -> bool:
+    if os.name != "posix" or os.geteuid() != 0 or not shutil.which("unshare") \
+            or not shutil.which("setpriv"):
+        return False
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        return False
+    return subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
+
+
+as_a_user = pytest.mark.skipif(not _can_run_as_a_user(),
+                               reason=f"needs root, unshare -m, setpriv and a user {USER}")
 
 # trains the seed model on both engines as a user would, and says what ran
 TRAIN = """
