@@ -7,7 +7,7 @@ set size is reset (``/proc/self/clear_refs``) and read after training (``VmHWM``
 data" is its growth over the resident size before (tracemalloc's peak of the same region is
 printed too: it counts what numpy allocated, touched or not). Linux only.
 
-    python benchmarks/bench_memory.py [--n 10000000] [--steps 5]
+    python benchmarks/bench_memory.py [--n 10000000] [--steps 5] [--cold]
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from tenflang_nb.core.examples import SEED_EXAMPLE
 from tenflang_nb.core.landscape import LossEvaluator
 from tenflang_nb.core.settings import TrainSettings
 from tenflang_nb.core.train import GradientDescent
-n, steps, engine, job = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-if engine != "reference":
+n, steps, engine, job, cold = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], \
+    sys.argv[5] == "cold"
+if engine != "reference" and not cold:
     fused.load()  # numba and its loops: not part of the data's memory either
 gcp = api.compile(api.parse(SEED_EXAMPLE)).program()
 rng = np.random.default_rng(0)
@@ -60,9 +61,11 @@ print(json.dumps({"rss": after - before, "traced": traced, "data": data_bytes,
 """
 
 
-def measure(n: int, steps: int, engine: str, job: str) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(steps), engine, job],
-                          capture_output=True, text=True, check=True)
+def measure(n: int, steps: int, engine: str, job: str, cold: bool = False
+            ) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-c", CHILD, str(n), str(steps), engine, job,
+                           "cold" if cold else "warm"], capture_output=True, text=True,
+                          check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
@@ -70,20 +73,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--steps", type=int, default=5, help="gradient evaluations / points")
+    parser.add_argument("--cold", action="store_true",
+                        help="numba not loaded beforehand (as a kernel's first training): its "
+                             "load, time and memory, count in the engines that use it")
     args = parser.parse_args()
     mb = 2**20
     rows = []
     fused_train = None
     for job in ("train", "landscape"):
         for engine in ("reference", "fused", "auto"):
-            m = measure(args.n, args.steps, engine, job)
+            m = measure(args.n, args.steps, engine, job, args.cold)
             if job == "train" and engine == "auto":
                 fused_train = m
             rows.append([job, engine, str(m["run"]), f"{m['data'] / mb:,.0f} MB",
                          f"{m['rss'] / mb:,.0f} MB", f"{m['traced'] / mb:,.0f} MB",
                          seconds(float(m["seconds"]))])
     print(f"bench_memory: seed model, N = {args.n:,}, {args.steps} gradient evaluations "
-          f"(training) or curve points (landscape); {machine()}")
+          f"(training) or curve points (landscape){', numba loaded by the run' * args.cold}; "
+          f"{machine()}")
     print(table(rows, ["job", "engine", "run", "data", "peak RSS beyond the data",
                        "tracemalloc peak", "time"]))
     assert fused_train is not None

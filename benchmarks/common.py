@@ -69,8 +69,24 @@ def assert_same(got: Any, reference: Any, what: str, rtol: float = 1e-10,
     return found.error
 
 
+def cpu_name() -> str:
+    """The CPU's model name and widest vector extension as the kernel reports them (lscpu's
+    "Model name" and flags): "AMD EPYC, AVX-512"."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+    except OSError:
+        return platform.processor() or platform.machine()
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines()
+                 if line.startswith("model name")), platform.machine())
+    flags = next((line.split(":", 1)[1].split() for line in info.splitlines()
+                  if line.startswith("flags")), [])
+    widest = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    return f"{name}, {widest}"
+
+
 def machine() -> str:
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+    return (f"{cpu_name()}, {os.cpu_count()} cores, "
             f"Python {platform.python_version()}, numpy {np.__version__}")
 
 

@@ -17,9 +17,10 @@ import textwrap
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 import numpy as np
 
@@ -151,6 +152,21 @@ def _signals_end_cleanly() -> Iterator[None]:
 
 
 def _main(body: Callable[[list[str] | None], int], argv: list[str] | None, prog: str) -> int:
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], *rest: Any) -> None:
+            # the package's own warnings (the fused engine unavailable) as the command's
+            if category.__module__.startswith("tenflang_nb."):
+                print(printable(f"{prog}: warning: {message}"), file=sys.stderr)
+            else:
+                shown(message, category, *rest)
+
+        warnings.showwarning = show
+        return _guarded(body, argv, prog)
+
+
+def _guarded(body: Callable[[list[str] | None], int], argv: list[str] | None, prog: str) -> int:
     try:
         with _signals_end_cleanly():
             return body(argv)

@@ -23,10 +23,10 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 # is its submodules ("datafiles.brace", in the order they use each other) then its
 # __init__, all at the package's place.
 FLOW = [
-    "errors", "arguments", "perf", "formatting", "agreement", "ops", "lexical", "textio",
+    "errors", "arguments", "perf", "machine", "formatting", "agreement", "ops", "lexical", "textio",
     "macros", "syntax", "guard", "preprocess", "program", "graph", "examples", "backprop",
-    "forward", "hvp", "describe_ops", "edited", "dimensions", "plan", "fusedplan",
-    "fusedverify", "fusedvm", "fused", "fusedlisting", "optimizers", "settings",
+    "forward", "hvp", "describe_ops", "edited", "dimensions", "plan", "optimizers", "settings",
+    "fusedcache", "fusedplan", "fusedverify", "fusedvm", "fused", "fusedlisting",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles.formats", "datafiles", "bindings", "datasets", "boundary", "train", "gradcheck",
@@ -276,3 +276,28 @@ def test_a_tenflang_cell_never_imports_numba() -> None:
                             timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-1] == "none", result.stdout
+
+
+# the tutorials whose models are small (under a million numbers a pass); 04's digits network
+# (1,797 images, about 5 million numbers a pass) is auto's in-between size: with two CPUs, a
+# training longer than a second loads numba beside it, as the Guide says
+SMALL_NOTEBOOKS = ["01_tour_of_the_three_phases", "02_backprop_by_hand",
+                   "03_symbolic_numerical_automatic", "05_exercises", "06_when_training_fails",
+                   "07_your_own_engine"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SMALL_NOTEBOOKS)
+def test_a_tutorial_with_small_models_never_imports_numba(name: str) -> None:
+    """A kernel that runs a whole tutorial (its own kernel, as Jupyter runs it) and never
+    trains a large batch never imports numba (0.3-1.5 s and 25-80 MB of resident memory)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = PACKAGE.parent / "notebooks" / f"{name}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import sys; print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))"))
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    assert "".join(o.get("text", "") for o in nb.cells[-1].outputs).strip() == "[]"

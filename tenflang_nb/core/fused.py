@@ -15,11 +15,14 @@ accumulated over the chunks.
 loaded, and compiled the first time on a machine, ~10 s, then cached on disk); ``auto``
 (the default): the reference engine for small batches, where a pass costs less than the
 fused engine saves; the fused engine for batches whose reference buffers would not fit in
-:data:`LARGE_BYTES` (waiting for numba if need be); in between, the reference engine, and
-once a run has spent :data:`AUTO_AFTER` seconds on it, numba loading in a background thread,
-then the fused engine. Where numba is missing or its
-loops fail to compile or to pass a self-test, every choice is the reference engine, silently
-(:func:`status` says why).
+:data:`CHUNK_OVER`, which it takes in chunks (waiting for numba if need be); in between,
+the reference engine, and once a run has spent :data:`AUTO_AFTER` seconds on it, numba
+loading in a background thread, then the fused engine; with one CPU (``machine.cpus``), the
+reference engine throughout unless numba is loaded already (loading it would take the run's
+own CPU). Where numba is missing or its loops fail to compile or to pass a self-test, every
+choice is the reference engine (:func:`status` says why): ``auto`` silently, ``fused`` with
+an :class:`EngineWarning`. Where numba caches the loops (a read-only install too):
+``fusedcache``; ``python -m tenflang_nb.core.fused --fill-cache`` fills that cache.
 """
 
 from __future__ import annotations
@@ -31,21 +34,20 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from .arguments import Rule
+from . import fusedcache
+from .machine import cpus
 from .plan import Array, Plan, Run
+from .settings import ENGINES, SETTINGS
 from .syntax import Define
 
-__all__ = ["ENGINE", "ENGINES", "FusedRun", "bind", "load", "reference_bytes", "status"]
-
-ENGINES = ("auto", "fused", "reference")
-# what an engine= argument accepts (the training setting ``engine`` is this rule too)
-ENGINE = Rule("engine", str, "one of " + ", ".join(ENGINES), choices=ENGINES)
+__all__ = ["ENGINES", "EngineWarning", "FusedRun", "bind", "load", "reference_bytes", "status"]
 
 # auto: the reference engine below this many numbers per pass (~1 ms of numpy calls): less
 # than the engine saves a pass, and numba is not even imported (nothing interactive waits)
@@ -54,9 +56,6 @@ AUTO_NUMBERS = 1_000_000
 # this long on the reference engine (a longer training pays the load back; a shorter one, a
 # live panel's first seconds, never competes with it)
 AUTO_AFTER = 1.0
-# auto waits for numba (instead of starting with the reference engine) when the reference's
-# buffers would take more than this: more memory than the fused engine's whole budget
-LARGE_BYTES = 256 * 2**20
 # the fused engine binds the examples a chunk at a time (bounded memory beyond the data) when
 # one binding would take more than CHUNK_OVER; its chunks then take about CHUNK_BYTES
 CHUNK_OVER = 128 * 2**20
@@ -94,7 +93,8 @@ def _import_vm() -> ModuleType:
 
     if numba.config.DISABLE_JIT:
         raise RuntimeError("numba's JIT is disabled (NUMBA_DISABLE_JIT)")
-    from . import fusedvm as vm
+    with fusedcache.using(fusedcache.choose()):
+        from . import fusedvm as vm
 
     x = np.array([-800.0, -3.0, -1e-9, 0.0, 0.5, 2.0, 30.0, 800.0])
     out = np.empty_like(x)
@@ -143,6 +143,8 @@ def _compile_elsewhere() -> None:
     short. Any failure here only means compiling here after all.
     """
     _wide_vectors()  # the child must compile for what this process will load
+    if not fusedcache.choose().enabled:
+        return  # nothing to fill: each process compiles in memory
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     code = "from tenflang_nb.core import fused; fused._import_vm()"
     try:
@@ -168,8 +170,8 @@ def status() -> str:
     last binding that fell back to the reference engine did)."""
     if _STATE["vm"] is not None:
         fallback = _STATE.get("fallback")
-        return "ready" + (f" (a binding fell back to the reference: {fallback})"
-                          if fallback else "")
+        return f"ready ({fusedcache.choose().why})" + (
+            f" (a binding fell back to the reference: {fallback})" if fallback else "")
     if _STATE["thread"] is not None and _STATE["why"] == "not loaded yet":
         return "loading"
     return _STATE["why"]
@@ -213,17 +215,27 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
     >>> run.run(); type(run).__name__, run.value("y")
     ('Run', array([2., 5.]))
     """
-    engine = ENGINE.check(engine)
+    engine = SETTINGS["engine"].check(engine)
     kept = set(plan.results if keep is None else keep)
     numbers = reference_bytes(plan, data, n) // 8
     if engine == "reference":
         return plan.bind(data, n, means)
-    if engine == "fused" or numbers * 8 > LARGE_BYTES:
+    # auto waits for numba (instead of starting with the reference engine) where the fused
+    # engine would take the examples in chunks: a switch later would hold the reference's
+    # buffers and numba at once (2,000,000 rows of the seed model: 464 MB, against 335 MB on
+    # the fused engine from the start)
+    if engine == "fused" or numbers * 8 > CHUNK_OVER:
         vm = load(wait=True)
+        if vm is None and engine == "fused":
+            _unavailable(status())
     elif numbers < AUTO_NUMBERS:
         return plan.bind(data, n, means)
     else:
         vm = _STATE["vm"]
+        if vm is None and cpus() < 2:
+            # one CPU: loading numba beside the run would take its time from the run (the
+            # seed model, 100,000 rows, 1,000 steps: 1.3 s against 1.0 s on the reference)
+            return plan.bind(data, n, means)
         if vm is None:
             return _Deferred(plan.bind(data, n, means), kept)
     if vm is not None:
@@ -231,6 +243,8 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
             return FusedRun(plan, data, n, means or [], kept, vm)
         except Exception as err:  # never an error the reference engine would not give
             _fell_back(err)
+            if engine == "fused":
+                _unavailable(f"this program: {_STATE['fallback']}")
     return plan.bind(data, n, means)
 
 
@@ -243,6 +257,16 @@ def _fell_back(err: Exception) -> None:
     if isinstance(err, ScheduleError) and os.environ.get("TENFLANG_FUSED_DEBUG") == "1":
         raise err
     _STATE["fallback"] = f"{type(err).__name__}: {err}"
+
+
+class EngineWarning(RuntimeWarning):
+    """``engine="fused"`` asked for where the fused engine cannot run: the reference runs."""
+
+
+def _unavailable(why: str) -> None:
+    warnings.warn(EngineWarning(f"the fused engine cannot run here ({why}): the reference "
+                                "engine runs instead (the same results, slower)"),
+                  stacklevel=3)
 
 
 class _Deferred:
@@ -527,3 +551,30 @@ def _address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 
 
+
+
+# ---------------------------------------------------------------------------- filling the cache
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tenflang_nb.core.fused --fill-cache``: compile the loops into numba's cache
+    (see ``fusedcache``), and say where and whether the engine is ready."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m tenflang_nb.core.fused",
+        description="Fill numba's cache of the fused engine's loops. Run it as the user who "
+                    "installed the package (root for a system-wide or image install, say when "
+                    "the image is built, on the kind of CPU it will run on): then users who "
+                    "cannot write the package's folder load the loops in about a second "
+                    "instead of compiling them for 10-20 s in each process.")
+    parser.add_argument("--fill-cache", action="store_true", required=True,
+                        help="compile the loops (or load them, when the cache is filled)")
+    parser.parse_args(argv)
+    start = time.perf_counter()
+    vm = load(wait=True)
+    print(f"fused engine: {status()} ({time.perf_counter() - start:.1f} s)")
+    return 0 if vm is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

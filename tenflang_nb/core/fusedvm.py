@@ -37,6 +37,11 @@ from llvmlite import ir
 from numba import carray, njit, types
 from numba.extending import intrinsic
 
+from .fusedcache import choose
+
+# cached on disk where some folder is writable (core/fusedcache.py), else compiled in memory
+_CACHE = choose().enabled
+
 # ---------------------------------------------------------------------------- instruction set
 # (fusedplan writes programs in these numbers; one row of WIDTH int64 per instruction)
 
@@ -187,7 +192,7 @@ def ln_(x: float) -> float:
     return result
 
 
-_FLAGS = {"error_model": "numpy", "fastmath": {"contract"}, "cache": True, "nogil": True}
+_FLAGS = {"error_model": "numpy", "fastmath": {"contract"}, "cache": _CACHE, "nogil": True}
 
 
 # The loops over exp, ln, tanh and logistic are functions of their own (not inlined into the
@@ -379,7 +384,7 @@ def _row(op: int, o: np.ndarray, a: np.ndarray, t: np.ndarray, rows: int, s: int
             o[r] = shift
 
 
-@njit(error_model="numpy", fastmath={"contract", "reassoc"}, cache=True, nogil=True)
+@njit(error_model="numpy", fastmath={"contract", "reassoc"}, cache=_CACHE, nogil=True)
 def _total(a: np.ndarray) -> float:
     # reassociation lets the sum run in SIMD lanes (a different order than numpy's: rounding)
     t = 0.0
@@ -388,7 +393,7 @@ def _total(a: np.ndarray) -> float:
     return t
 
 
-@njit(error_model="numpy", fastmath={"contract", "reassoc"}, cache=True, nogil=True)
+@njit(error_model="numpy", fastmath={"contract", "reassoc"}, cache=_CACHE, nogil=True)
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
     t = 0.0
     for i in range(a.shape[0]):
