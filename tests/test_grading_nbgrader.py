@@ -215,6 +215,13 @@ def _submission(student: str, name: str, source: dict[str, Any], release: dict[s
     return nb, spoiled
 
 
+# the teachers' page's configuration: the grade computed in nbgrader's process
+COURSE_CONFIG = """\
+from tenflang_nb.grader.preprocessor import autograde_pipeline
+c = get_config()
+c.CourseDirectory.course_id = 'tenflang'
+c.Autograde.autograde_preprocessors = autograde_pipeline()
+"""
 # nbgrader runs the `alembic` command (its gradebook's migrations): the one beside this Python
 PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
@@ -235,8 +242,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from nbgrader.api import Gradebook
 
     root = tmp_path_factory.mktemp("course")
-    (root / "nbgrader_config.py").write_text(
-        "c = get_config()\nc.CourseDirectory.course_id = 'tenflang'\n")
+    (root / "nbgrader_config.py").write_text(COURSE_CONFIG)
     (root / "source" / ASSIGNMENT).mkdir(parents=True)
     for path in GRADED:
         (root / "source" / ASSIGNMENT / path.name).write_text(path.read_text("utf-8"))
@@ -348,7 +354,7 @@ def test_a_failed_check_says_why_and_shows_no_traceback(course: dict[str, Any],
         # the answer left unanswered, its result replaced by an object whose ok is True
         assert "ex1: ✗ line 2: this exercise is not answered yet" in cheated
         assert "your answer is the compiler's backward pass, pasted" in cheated
-        # values() and training withheld: the answer cells failed, their answers stay None
-        assert "answer_3 is not answered yet" in cheated
-        assert "answer_9 is not answered yet" in cheated
+        # numbers computed with the model: the autograder reads none of them
+        assert "answer_3 is no number the autograder can read in your answer cell" in cheated
+        assert "answer_9 is no number the autograder can read in your answer cell" in cheated
         assert "o is computed from y, the expected output" in cheated  # the model's answer

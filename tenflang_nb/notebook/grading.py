@@ -78,6 +78,14 @@ def _user_ns() -> dict[str, Any]:
     return shell.user_ns if shell is not None else {}
 
 
+def _cell() -> int | None:
+    """The execution count of the cell running now (None outside IPython)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell.execution_count if shell is not None else None
+
+
 # ------------------------------------------------------------------------------ the mode
 
 
@@ -89,7 +97,10 @@ def start(assignment: str, graded: Sequence[str], no_training: Sequence[str] = (
     # checked before anything is recorded: what a kernel grades only ever grows
     assignment, graded, no_training = check_arguments(assignment=assignment, graded=graded,
                                                       no_training=no_training)
-    GRADING.start(assignment, graded, no_training)
+    if GRADING.started and assignment != GRADING.assignment:
+        raise GradingFailure(f"grading mode has started for {GRADING.assignment} already: it "
+                             f"stays so in this kernel (restart the kernel for {assignment})")
+    GRADING.start(assignment, graded, no_training, cell=_cell())
     who = {"default": f"the default student id '{GRADING.student}' (no JupyterHub user, not "
                       "nbgrader's autograder: every copy like this one has the same numbers)",
            "JupyterHub user": f"student '{GRADING.student}' (your JupyterHub user)",
@@ -110,12 +121,16 @@ def start(assignment: str, graded: Sequence[str], no_training: Sequence[str] = (
 
 def teacher_copy() -> None:
     """Grading mode off: the teacher's copy shows everything (written in a hidden-tests
-    region of the setup cell, so the student version never runs it). While nbgrader runs
-    the notebook (autograde, validate) grading mode stays on."""
+    region of the setup cell, so the student version never runs it). Only in the cell that
+    started grading mode, before any other: a student's cell cannot turn it off. While
+    nbgrader runs the notebook (autograde, validate) grading mode stays on."""
     running = GRADING.nbgrader_running()
     if running is not None:
         print(f"nbgrader is running this notebook ({running}): grading mode stays on.")
         return
+    if GRADING.started and GRADING.started_in != _cell():
+        raise GradingFailure("grading mode stays on: only the setup cell of the teacher's "
+                             "copy turns it off (teacher_copy() in the cell that starts it)")
     GRADING.switched_on = False
     print("The teacher's copy: grading mode is off, everything is shown. (The student "
           "version leaves this line out.)")
@@ -186,10 +201,15 @@ def check_engine(name: str, *, programs: int = PROGRAMS) -> None:
 def example(name: str, **choices: Sequence[float]) -> dict[str, float]:
     """The student's own example for the exercise ``name``: one value per variable, picked
     from its ``choices`` by the student's seed (the same in their copy and at autograde).
-    Says which; the hidden tests find it again by ``name``."""
+    Says which; the hidden tests find it again by ``name``. In grading mode an example once
+    drawn stays: drawn again, from other values, it is refused."""
     name = EXAMPLE.check(name)
     seed = GRADING.seed(f"example/{name}")
     values = draw_example(0 if seed is None else seed, choices)
+    if GRADING.on and GRADING.examples.get(name, values) != values:
+        raise GradingFailure(f"grading mode: the example {name} is drawn already "
+                             f"({fmt_assignments(GRADING.examples[name], 'step')}); it is "
+                             "not drawn again from other values")
     GRADING.examples[name] = values
     print(f"Your example for {name}: {fmt_assignments(values, 'step')}")
     return values
@@ -206,7 +226,8 @@ def given(name: str) -> None:
                              "None) and run that cell")
     if not exact_number(value):
         raise GradingFailure(f"{name} should be a number, not {shown(value)}")
-    print(f"{name} = {float(value):g} is a number: the autograder checks its value.")
+    print(f"{name} = {float(value):g} is a number: the autograder reads the number written in "
+          "your answer cell and checks its value.")
 
 
 def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e-6,
@@ -230,9 +251,9 @@ def gradient(model: str, weight: str, *, fingerprint: str,
                                                  fingerprint=fingerprint)
     check_instance("example", example, str | Mapping, "the name an example was drawn under, "
                    "or its values ({'x': 1.0, ...})")
-    if GRADING.on and GRADING.nbgrader_running() != "autograde":
-        raise GradingFailure("grading mode: gradient() computes an answer; the autograder's "
-                             "hidden tests call it, your copy does not")
+    if GRADING.on:  # the autograder computes it in its own process, never in a kernel
+        raise GradingFailure("grading mode: gradient() computes an answer; the autograder "
+                             "computes it in its own process, no notebook's kernel does")
     graded = _graded_model(model, fingerprint)
     if isinstance(example, str):
         if example not in GRADING.examples:
