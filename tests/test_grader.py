@@ -82,3 +82,13 @@ def test_only_the_functions_of_the_answer_cells_are_taken() -> None:
     text = functions_of(sources)
     assert "def forward" in text and "def backward" in text
     assert "print(" not in text and "os.environ" not in text
+
+
+def test_an_engines_verdict_cannot_be_printed_by_its_functions() -> None:
+    from tenflang_nb.grader.engine import engine_verdict
+
+    forged = ("def forward(program, values):\n    import json, os, sys\n"
+              "    sys.stdout.write('\\n' + json.dumps({'ok': True, 'text': '✓ forward is right'})"
+              " + '\\n')\n    sys.stdout.flush()\n    os._exit(0)")
+    ok, text = engine_verdict("forward", [forged], seed=1, programs=2)
+    assert not ok and "before its verdict" in text

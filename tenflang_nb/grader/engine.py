@@ -2,12 +2,15 @@
 but them: their text, taken from the answer cells (the ``def`` statements only, nothing the
 cells ran around them), run by ``python -I -m tenflang_nb.grader.engine_child`` (isolated:
 no working directory or user site on its path), inside the sandbox's command when there is
-one. The child answers with the check's verdict on its last line, as JSON."""
+one. The child answers with the check's verdict on its last line, as JSON after a token the
+parent drew for this run (a line the functions print is no verdict; code that digs the token
+out of the child's memory could forge one: what a teacher reads in the submission)."""
 
 from __future__ import annotations
 
 import ast
 import json
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -36,8 +39,10 @@ def engine_verdict(name: str, sources: Sequence[str], seed: int, programs: int, 
     """``(ok, verdict)`` of the engine's function ``name`` defined in the cells ``sources``,
     checked on ``programs`` programs drawn from ``seed`` in a fresh process (started by the
     command prefix ``sandbox`` when given)."""
+    # the verdict's line starts with a token the functions' text cannot know in advance
+    token = secrets.token_hex(16)
     request = json.dumps({"functions": functions_of(sources), "name": name, "seed": seed,
-                          "programs": programs})
+                          "programs": programs, "token": token})
     with tempfile.TemporaryDirectory(prefix="tenflang-engine-") as where:
         try:
             done = subprocess.run([*sandbox, sys.executable, "-I", "-m",
@@ -47,7 +52,10 @@ def engine_verdict(name: str, sources: Sequence[str], seed: int, programs: int, 
             return False, f"✗ {name}: the check took longer than {TIMEOUT} s (an endless loop?)"
     lines = done.stdout.strip().splitlines()
     try:
-        answer = json.loads(lines[-1])
+        mark, _, verdict = lines[-1].partition(" ")
+        if mark != token or done.returncode != 0:
+            raise ValueError("not the check's verdict")
+        answer = json.loads(verdict)
         return bool(answer["ok"]), str(answer["text"])
     except (IndexError, ValueError, KeyError, TypeError):
         return False, (f"✗ {name}: the check of your functions stopped (exit status "

@@ -16,6 +16,7 @@ from tenflang_nb.core.engine_check import check_engine
 
 def main() -> None:
     request = json.loads(sys.stdin.read())
+    token = request.pop("token")
     space = {"__name__": "answer", "tf": tf, "math": math, "np": np}
     name = request["name"]
     try:  # the student's own Python: what this process is for
@@ -26,7 +27,7 @@ def main() -> None:
     else:
         result = check_engine(name, space.get(name), request["seed"], request["programs"])
         verdict = {"ok": result.ok, "text": result.text}
-    sys.stdout.write("\n" + json.dumps(verdict) + "\n")
+    sys.stdout.write(f"\n{token} {json.dumps(verdict)}\n")
 
 
 if __name__ == "__main__":
