@@ -92,3 +92,11 @@ def test_an_engines_verdict_cannot_be_printed_by_its_functions() -> None:
               " + '\\n')\n    sys.stdout.flush()\n    os._exit(0)")
     ok, text = engine_verdict("forward", [forged], seed=1, programs=2)
     assert not ok and "before its verdict" in text
+
+
+def test_an_answer_too_deep_to_read_fails_its_check_and_crashes_nothing() -> None:
+    cells, solutions, _, _ = _cells("05_exercises")
+    for deep in ("answer_3 = " + "(" * 5000 + "1" + ")" * 5000,
+                 "answer_3 = 1" + " + 1" * 3000, "answer_3 = 1" + " + 1" * 300_000):
+        verdict = Grader(cells, {**solutions, "ex3_answer": deep}, "ada").verdict("ex3_check")
+        assert not verdict.ok

@@ -133,6 +133,12 @@ def _number(value: Any, node: ast.expr) -> Number:
     return value
 
 
+def _stored(node: ast.stmt) -> list[str]:
+    """The names a statement assigns (anywhere inside it)."""
+    return [n.id for n in ast.walk(node)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+
+
 class Calculator:
     """The names the answer cells give, read in order (:meth:`run` each cell's source)."""
 
@@ -156,8 +162,15 @@ class Calculator:
         except SyntaxError as err:
             self.unreadable["*"] = f"line {err.lineno}: the cell is no Python ({err.msg})"
             return
+        except (RecursionError, MemoryError, ValueError):  # nested beyond any parser
+            self.unreadable["*"] = "the cell is too deeply nested to read"
+            return
         for statement in tree.body:
-            self._statement(statement)
+            try:
+                self._statement(statement)
+            except (RecursionError, MemoryError):
+                for name in _stored(statement):
+                    self._lose(name, f"line {statement.lineno}: too deeply nested to read")
 
     def _statement(self, node: ast.stmt) -> None:
         where = f"line {node.lineno}"
@@ -182,10 +195,9 @@ class Calculator:
             return
         if isinstance(node, ast.Expr | ast.Pass | ast.Assert):
             return  # a value shown, a check: it binds nothing
-        for inner in ast.walk(node):  # a loop, a def, an import...: what it sets is unread
-            if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
-                self._lose(inner.id, f"{where}: set by a statement the autograder does not "
-                                     f"run ({type(node).__name__.lower()})")
+        for name in _stored(node):  # a loop, a def, an import...: what it sets is unread
+            self._lose(name, f"{where}: set by a statement the autograder does not run "
+                             f"({type(node).__name__.lower()})")
 
     @staticmethod
     def _pairs(targets: list[ast.expr], value: ast.expr

@@ -174,6 +174,10 @@ class Grader:
             return Verdict(False, "\n".join([*said, str(failure)]))
         except TenFlangError as err:
             return Verdict(False, "\n".join([*said, f"✗ {err}"]))
+        except (RecursionError, MemoryError, ValueError, SyntaxError, KeyError,
+                TypeError) as err:  # an answer the checks cannot take: no grade, not a crash
+            return Verdict(False, "\n".join([*said, f"✗ the autograder could not check this "
+                                                    f"answer: {type(err).__name__}: {err}"]))
         return Verdict(True, "\n".join(said))
 
     def _checks(self) -> dict[str, Callable[[ast.Call], str]]:
