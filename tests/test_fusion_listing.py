@@ -174,5 +174,6 @@ def test_a_failed_verification_falls_back_only_outside_debug_mode(
     with pytest.raises(fusedverify.ScheduleError):
         fused.bind(plan, data, 2_000_000, ["lambda"], engine="fused")
     monkeypatch.setenv("TENFLANG_FUSED_DEBUG", "0")
-    run = fused.bind(plan, data, 2_000_000, ["lambda"], engine="fused")
+    with pytest.warns(fused.EngineWarning, match="wrong on purpose"):
+        run = fused.bind(plan, data, 2_000_000, ["lambda"], engine="fused")
     assert type(run).__name__ == "Run" and "wrong on purpose" in fused.status()
