@@ -346,12 +346,14 @@ class Trial:
     keep: set[str]
     program: Program = field(repr=False)
     finite: bool = True  # also compare training's finiteness checks (a second pass)
+    adopt: bool = False  # the fused engine over a bound reference run (auto's switch)
 
     def describe(self) -> str:
         """What a failure prints: enough to run the trial again."""
         given = {k: ("NULL" if v is None else f"{np.shape(v)}") for k, v in self.data.items()}
         return (f"seed {self.seed}: {self.kind} GCP, n={self.n}, block={self.block}, "
-                f"chunks={self.chunk}, data {given}, means {self.means}, keep "
+                f"chunks={self.chunk}, adopted={self.adopt}, data {given}, means "
+                f"{self.means}, keep "
                 f"{sorted(self.keep)}\n--- shape program\n{self.source}")
 
 
@@ -390,7 +392,7 @@ def trial(seed: int) -> Trial:
     defined = [d.target for d in program.definitions()]
     keep = {d for d in defined if rng.random() < 0.15}
     return Trial(seed, source, kind, n, block, chunk, data, means, keep, program,
-                 rng.random() < 0.6)
+                 rng.random() < 0.6, not chunk and rng.random() < 0.25)
 
 
 def _numbers(program: Program) -> int:

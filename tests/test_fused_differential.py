@@ -38,7 +38,8 @@ def check(vm: Any, t: Trial) -> None:
     reference.run()
     blocks = {} if t.block is None else {"BLOCK_NUMBERS": t.block}
     with patched(fusedplan, **blocks), patched(fused, **t.chunk):
-        run = fused.FusedRun(plan, t.data, t.n, t.means, t.keep, vm)
+        run = (fused.FusedRun.adopt(plan.bind(t.data, t.n, t.means), t.keep, vm) if t.adopt
+               else fused.FusedRun(plan, t.data, t.n, t.means, t.keep, vm))
     assert (run.whole is not None) <= bool(t.chunk), what
     with np.errstate(all="ignore"):
         run.run()
