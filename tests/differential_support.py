@@ -40,6 +40,11 @@ OTHER = ("matmul", "transpose", "outer", "sumto", "broadcast", "onehot")
 EXPONENTS = (2.0, 0.5, 1.0, -1.0, 3.0, 1.5)  # pow's constant exponents: fused ones and not
 CONSTANTS = (2.0, -1.0, 0.5, 3.0, 1e-5, 0.0)
 KINDS = ("reverse", "full", "forward", "hvp")
+# special values in the data: NaN and infinities propagate, zeros of either sign, numbers
+# whose exponentials overflow or underflow, a subnormal one. No huge finite ones: +-1e200 in a
+# batch mean cancel exactly or not with the order and fusing of its terms (a mean of 25 on
+# one engine, 1e182 on the other), which no two summation orders need share
+SPECIAL = (np.nan, np.inf, -np.inf, 0.0, -0.0, 750.0, -750.0, 1e-310)
 
 
 @dataclass
@@ -144,6 +149,11 @@ class _Generator:
             b = repr(self.choice(EXPONENTS))
         elif self.rng.random() < 0.15:
             b = repr(self.choice(CONSTANTS))
+            if op == "div" and b == "1e-05":
+                # x / 1e-5, squared in the loss: gradients of 1e10 whose terms can cancel
+                # to 1e-4 (seed 3702: d/v5/d/v3 is 0 in exact arithmetic); no two correct
+                # summation orders agree there to 1e-9 of the result
+                b = "2.0"
         else:
             def fits(v: _Var) -> bool:
                 if op == "pow" and v.shape:
@@ -347,12 +357,15 @@ class Trial:
     program: Program = field(repr=False)
     finite: bool = True  # also compare training's finiteness checks (a second pass)
     adopt: bool = False  # the fused engine over a bound reference run (auto's switch)
+    # new weights (and directions) set on the bound run and run again, as training does
+    again: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def describe(self) -> str:
         """What a failure prints: enough to run the trial again."""
         given = {k: ("NULL" if v is None else f"{np.shape(v)}") for k, v in self.data.items()}
         return (f"seed {self.seed}: {self.kind} GCP, n={self.n}, block={self.block}, "
-                f"chunks={self.chunk}, adopted={self.adopt}, data {given}, means "
+                f"chunks={self.chunk}, adopted={self.adopt}, run again with new "
+                f"{sorted(self.again)}, data {given}, means "
                 f"{self.means}, keep "
                 f"{sorted(self.keep)}\n--- shape program\n{self.source}")
 
@@ -391,8 +404,11 @@ def trial(seed: int) -> Trial:
     means = [o for o in outputs if rng.random() < 0.7]
     defined = [d.target for d in program.definitions()]
     keep = {d for d in defined if rng.random() < 0.15}
+    again = {k: rng.normal(0, 0.7, np.shape(data[k])) for k in data
+             if k in shape.names("weight") or k.startswith("v/")}
     return Trial(seed, source, kind, n, block, chunk, data, means, keep, program,
-                 rng.random() < 0.6, not chunk and rng.random() < 0.25)
+                 rng.random() < 0.6, not chunk and rng.random() < 0.25,
+                 again if rng.random() < 0.3 else {})
 
 
 def _numbers(program: Program) -> int:
@@ -415,4 +431,7 @@ def _data(rng: np.random.Generator, program: Program, weights: set[str], n: int
             data[name] = rng.normal(0, 1, shape)  # shared by every example
         else:
             data[name] = rng.normal(0, 1, (n, *shape)) * rng.choice((1.0, 3.0))
+            if rng.random() < 0.15:  # special values here and there
+                where = rng.random(data[name].shape) < 0.05
+                data[name][where] = rng.choice(SPECIAL, int(where.sum()))
     return data

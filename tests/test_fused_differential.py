@@ -43,6 +43,18 @@ def check(vm: Any, t: Trial) -> None:
     assert (run.whole is not None) <= bool(t.chunk), what
     with np.errstate(all="ignore"):
         run.run()
+    _compare(t, run, reference, what)
+    if t.again:  # the weights changed in place, as a training step does
+        for name, value in t.again.items():
+            reference.set(name, value)
+            run.set(name, value)
+        with np.errstate(all="ignore"):
+            reference.run()
+            run.run()
+        _compare(t, run, reference, f"after new weights\n{what}")
+
+
+def _compare(t: Trial, run: fused.FusedRun, reference: Any, what: str) -> None:
     if t.finite:
         assert run.finite() == reference.finite(), f"finite()\n{what}"
         assert run.finite(t.keep) == reference.finite(t.keep), f"finite(keep)\n{what}"
