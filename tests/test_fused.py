@@ -116,6 +116,55 @@ def test_each_unary_operator_matches_numpy(vm: Any, name: str) -> None:
                                   want[~finite & ~np.isnan(want)], err_msg=name)
     ulps = np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want[finite]))
     assert float(np.max(ulps)) <= 4, (name, x[finite][np.argmax(ulps)])
+    # a zero's sign too: 1 / relu -0.0 is +inf on the reference (numpy gives +0.0)
+    zero = want == 0
+    np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]),
+                                  err_msg=f"{name}: the sign of a zero, at {x[zero]}")
+
+
+@pytest.mark.parametrize("op", ["relu", "sign", "step", "abs"])
+def test_one_over_an_operator_of_negative_zero_is_the_reference_infinity(vm: Any, op: str
+                                                                         ) -> None:
+    """relu and sign of -0.0 are +0.0 in numpy: ``div 1 ...`` gives +inf, not -inf."""
+    program = parse(f"declare input x\ndeclare intvar a\ndeclare output q\n"
+                    f"define a = {op} x\ndefine q = div 1 a\n")
+    x = np.array([-0.0, 0.0, -2.0, 3.0, np.nan] * 3)
+    plan = Plan(program)
+    reference = plan.bind({"x": x}, len(x), ["q"])
+    reference.run()
+    run = fused.FusedRun(plan, {"x": x}, len(x), ["q"], {"q"}, vm)
+    run.run()
+    assert_close(run.value("q"), reference.value("q"), op)
+
+
+# a per-example vector's mean (summed column by column), a scalar's (summed in SIMD lanes)
+NEAR_LARGEST = {"vector": "declare weight w\ndeclare output o [2]\ndefine o = mul x w\n",
+                "scalar": "declare intvar v\ndeclare output o\ndefine v = sum x\n"
+                          "define o = mul v 0.5\n"}
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+@pytest.mark.parametrize("kind", sorted(NEAR_LARGEST))
+def test_a_batch_mean_near_the_largest_float_does_not_overflow(vm: Any, chunked: bool,
+                                                               kind: str) -> None:
+    """The reference takes a batch mean as a BLAS product with weights 1/N: no overflow
+    where the values are finite; the fused engine weights each term too (not a sum, then a
+    division), in every chunk."""
+    program = parse("declare input x [2]\n" + NEAR_LARGEST[kind])
+    n = 3_000
+    x = -1e306 * np.random.default_rng(0).uniform(1.0, 1.5, (n, 2))
+    data = {"x": x, "w": 0.5} if kind == "vector" else {"x": x}
+    plan = Plan(program)
+    reference = plan.bind(data, n, ["o"])
+    reference.run()
+    assert np.isfinite(reference.mean("o")).all()
+    chunks = {"CHUNK_OVER": 0, "CHUNK_BYTES": 8_000, "MIN_CHUNK": 2} if chunked else {}
+    with patched(fused, **chunks):
+        run = fused.FusedRun(plan, data, n, ["o"], set(), vm)
+    assert (run.whole is not None) == chunked
+    assert run.parts[0].schedule.summed  # summed in the block loop
+    run.run()
+    assert_close(run.mean("o"), reference.mean("o"), kind)
 
 
 # ---------------------------------------------------------------------------- random programs

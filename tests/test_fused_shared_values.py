@@ -6,8 +6,8 @@ once per call into a tile of block rows that every block reads. The tile used to
 the pool of block scratch arrays, so a line earlier in the group that had freed an array of
 the same size kept writing its own values there, block after block: a layer norm with a
 learned gain started at another loss and trained to other weights, a softmax mixture's loss
-rose while it trained. Each model here is trained on both engines with several blocks and
-chunks, and must give the reference's losses and weights.
+rose while it trained. The models are in the zoo (tests/zoo_models.py), trained on both
+engines in test_fused_zoo.py; here every value of their GCPs, and the schedule itself.
 """
 
 from __future__ import annotations
@@ -17,86 +17,13 @@ from typing import Any
 import numpy as np
 import pytest
 from test_fused import assert_close, patched
+from zoo_models import SHARED_VALUE_MODELS
 
 from tenflang_nb.core import api, fused, fusedplan
 from tenflang_nb.core.plan import Plan
 
-# x centred and scaled per example, then a learned gain g and bias b: g and b are shared
-# vectors of the size of c, whose scratch array is free again when g is used
-LAYER_NORM = """
-declare input x [8]
-declare exp_output y [8]
-declare weight g [8]
-declare weight b [8]
-declare intvar m
-declare intvar c [8]
-declare intvar c2 [8]
-declare intvar v
-declare intvar s
-declare intvar n [8]
-declare intvar gn [8]
-declare output o [8]
-declare intvar d [8]
-declare intvar d2 [8]
-declare loss L
-define m = mean x
-define c = sub x m
-define c2 = mul c c
-define v = mean c2
-define s = sqrt v
-define n = div c s
-define gn = mul n g
-define o = add gn b
-define d = sub o y
-define d2 = mul d d
-define L = mean d2
-"""
-
-# a mixture of experts' outputs with weights softmax(l): p depends on weights only
-SOFTMAX_MIXTURE = """
-declare input x [4]
-declare exp_output y
-declare weight l [4]
-declare weight w [4]
-declare intvar p [4]
-declare intvar e [4]
-declare intvar t [4]
-declare intvar q [4]
-declare output o
-declare intvar d
-declare loss L
-define p = softmax l
-define e = mul x w
-define t = tanh e
-define q = mul t p
-define o = sum q
-define d = sub o y
-define L = mul d d
-"""
-
-# exp s of a weight vector, scaling a per-example vector after another one was freed
-SHARED_EXP = """
-declare input x [6]
-declare exp_output y
-declare weight s [6]
-declare intvar a [6]
-declare intvar h [6]
-declare intvar k [6]
-declare intvar r [6]
-declare output o
-declare intvar d
-declare loss L
-define a = tanh x
-define h = mul a a
-define k = exp s
-define r = mul h k
-define o = sum r
-define d = sub o y
-define L = mul d d
-"""
-
-MODELS = {"layer norm": LAYER_NORM, "softmax mixture": SOFTMAX_MIXTURE,
-          "exp of a weight vector": SHARED_EXP}
+MODELS = SHARED_VALUE_MODELS
+LAYER_NORM = MODELS["layer norm"]
 
 
 def _data(program: Any, n: int, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -106,28 +33,6 @@ def _data(program: Any, n: int, seed: int = 0) -> tuple[dict[str, Any], dict[str
             for x in program.names("input", "exp_output")}
     start = {w: rng.normal(size=shapes[w]) for w in program.names("weight")}
     return data, start
-
-
-@pytest.mark.parametrize("block", [None, 64, 5])
-@pytest.mark.parametrize("model", sorted(MODELS))
-def test_training_gives_the_reference_weights(fused_vm: Any, model: str, block: int | None) -> None:
-    shape = api.parse(MODELS[model], f"{model}.tf")
-    gcp = api.compile(shape)
-    data, start = _data(shape, 3_000)
-    results = {}
-    blocks = {} if block is None else {"BLOCK_NUMBERS": block}
-    for engine in ("reference", "fused"):
-        with patched(fusedplan, **blocks):
-            t = api.trainer(gcp, data, lr=0.05, tol=0.0, max_iter=30, engine=engine,
-                            start=start)
-            assert isinstance(t._run, fused.FusedRun) == (engine == "fused")
-            results[engine] = t.run()
-    ref, got = results["reference"], results["fused"]
-    # the first loss is the model's at the start: wrong from step 0 when a tile is clobbered
-    assert_close(got.history[0].loss, ref.history[0].loss, f"{model}: first loss")
-    assert_close(got.loss, ref.loss, f"{model}: last loss")
-    for w in ref.weights:
-        assert_close(got.weights[w], ref.weights[w], f"{model}: {w}")
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))

@@ -525,7 +525,7 @@ class _Part:
                 base[index] = start
             vm.execute(*frozen, int(run.n), int(stage.block))  # ints: one compiled signature
             for name, acc in stage.sums:
-                np.divide(acc, run.n, out=run.means[name].reshape(-1))  # type: ignore[union-attr]
+                run.means[name].reshape(-1)[...] = acc  # type: ignore[union-attr]
         for mean in plan.mean_steps:
             mean()
 

@@ -81,7 +81,8 @@ class Group:
     # (input name, array index): data read straight from the whole data set, from the row
     # where the chunk starts (set in ``base`` before each call)
     data: list[tuple[str, int]] = field(default_factory=list)
-    # (mean's name, accumulator): sums over the rows, zeroed before each chunk
+    # (mean's name, accumulator): the batch mean, as terms weighted 1/N summed over the
+    # rows (zeroed before each chunk)
     sums: list[tuple[str, np.ndarray]] = field(default_factory=list)
     # sums of the values a checking schedule checks (NaN or infinite when a value is)
     checks: list[np.ndarray] = field(default_factory=list)
@@ -269,7 +270,7 @@ class _Builder:
                 acc = np.zeros(step.out[0].size)
                 g.code.append([self.isa.ACCSUM_I, 0,
                                g.add(acc, acc.size, label=f"check {step.define.target}"),
-                               out, out, 0, 0, 0])
+                               out, out, 0, 0, g.const(1.0)])
                 g.lines.append(None)
                 g.checks.append(acc)
             for t in temporaries:
@@ -283,7 +284,7 @@ class _Builder:
             index = g.add(acc, size, label=f"sum {name}")
             a, b = (self._operand(s) for s in (sources * 2)[:2])
             kind = self.isa.ACCDOT_I if len(sources) == 2 else self.isa.ACCSUM_I
-            g.code.append([kind, 0, index, a, b, 0, 0, 0])
+            g.code.append([kind, 0, index, a, b, 0, 0, g.const(1.0 / self.n)])
             g.lines.append(None)
             g.sums.append((name, acc))
         return g

@@ -128,6 +128,8 @@ class _Verifier:
         expected = (operands or []) + [None, None]
         if kind in (isa.ACCSUM_I, isa.ACCDOT_I):
             out, a, b = (self.index(where, i) for i in (out, a, b))
+            if not 0 <= extra < len(g.consts):  # the terms' weight (1/N for a mean)
+                self.fail(where, f"constant index {extra} out of range")
             self.per_row(where, a)
             self.read(where, a, None)
             if kind == isa.ACCDOT_I:

@@ -22,8 +22,9 @@ current chunk starts), or is the same for every row (a *shared* value). An instr
 * ``FILL_I``: ``out`` set to ``consts[a]``;
 * ``ROW_I``: sum, mean, softmax, ... over each example's numbers (``extra``: scratch of
   ``2 size[a] + 2`` numbers a row, or -1);
-* ``ACCSUM_I`` / ``ACCDOT_I``: the block's column sums of ``a`` (or the sum of ``a * b``)
-  added to the accumulator ``out``: batch means without per-example values.
+* ``ACCSUM_I`` / ``ACCDOT_I``: the block's column sums of ``a`` (or the sum of ``a * b``),
+  weighted by ``consts[extra]`` (1/N: a batch mean), added to the accumulator ``out``: batch
+  means without per-example values.
 
 Arithmetic follows numpy's (IEEE division, NaN and inf propagate: ``error_model="numpy"``).
 """
@@ -247,10 +248,10 @@ def _unary(op: int, o: np.ndarray, a: np.ndarray) -> None:
         _logistic(o, a)
     elif op == TANH:
         _tanh(o, a)
-    elif op == RELU:  # numpy's maximum(a, 0): NaN stays NaN
+    elif op == RELU:  # numpy's maximum(a, 0): NaN stays NaN, -0.0 gives +0.0
         for i in range(n):
             x = a[i]
-            o[i] = 0.0 if x < 0.0 else x
+            o[i] = 0.0 if x <= 0.0 else x
     elif op == SQRT:
         for i in range(n):
             o[i] = np.sqrt(a[i])
@@ -263,7 +264,8 @@ def _unary(op: int, o: np.ndarray, a: np.ndarray) -> None:
     elif op == SIGN:
         for i in range(n):
             x = a[i]
-            o[i] = 1.0 if x > 0.0 else (-1.0 if x < 0.0 else x * 0.0)
+            # numpy's sign: +0.0 for either zero (1 / sign -0.0 is +inf), NaN for NaN
+            o[i] = 1.0 if x > 0.0 else (-1.0 if x < 0.0 else (0.0 if x == 0.0 else x))
     elif op == LNZ:
         _lnz(o, a)
     elif op == SQUARE:
@@ -385,11 +387,11 @@ def _row(op: int, o: np.ndarray, a: np.ndarray, t: np.ndarray, rows: int, s: int
 
 
 @njit(error_model="numpy", fastmath={"contract", "reassoc"}, cache=_CACHE, nogil=True)
-def _total(a: np.ndarray) -> float:
+def _total(a: np.ndarray, w: float) -> float:
     # reassociation lets the sum run in SIMD lanes (a different order than numpy's: rounding)
     t = 0.0
     for i in range(a.shape[0]):
-        t += a[i]
+        t += a[i] * w
     return t
 
 
@@ -439,14 +441,17 @@ def _instruction(c: np.ndarray, arrays, size: np.ndarray, scratch: np.ndarray,
         acc = _whole(arrays, out, size[a] if kind == ACCSUM_I else 1)
         va = _view(arrays, a, row, rows, size, scratch, base)
         s = size[a]
-        if kind == ACCDOT_I:
-            acc[0] += _dot(va, _view(arrays, b, row, rows, size, scratch, base))
+        # each term weighted (1/N for a mean, as the reference's BLAS product with weights
+        # 1/N): a mean of values near the largest float does not overflow as their sum does
+        w = consts[extra]
+        if kind == ACCDOT_I:  # as ops._product_mean: the products' sum, then weighted
+            acc[0] += _dot(va, _view(arrays, b, row, rows, size, scratch, base)) * w
         elif s == 1:
-            acc[0] += _total(va)
+            acc[0] += _total(va, w)
         else:
             for r in range(rows):
                 for j in range(s):
-                    acc[j] += va[r * s + j]
+                    acc[j] += va[r * s + j] * w
         return
     o = _view(arrays, out, row, rows, size, scratch, base)
     if kind == UNARY_I:
