@@ -146,6 +146,9 @@ def test_report_flags_each_kind_and_leaves_an_honest_submission_alone(tmp_path: 
     _submit(course, "honest", {"ex1_answer": "%%tenflang_check seed ex1 --require "
                                "d/lambda/d/diff\ndefine d/lambda/d/diff = add diff diff",
                                "ex3_answer": "answer_3 = 0.125  # by the chain rule, eval'd"})
+    _submit(course, "twin", {"ex1_answer": "%%tenflang_check seed ex1 --require "
+                             "d/lambda/d/diff\ndefine d/lambda/d/diff = add diff diff",
+                             "ex3_answer": "answer_3 = 0.125  # by the chain rule, eval'd"})
     _submit(course, "python", {"ex1_answer": "%%tenflang_check seed ex1\nimport os\n"
                                "define d/lambda/d/diff = add diff diff",
                                "ex3_answer": "answer_3 = eval('0.125')"},
@@ -157,7 +160,7 @@ def test_report_flags_each_kind_and_leaves_an_honest_submission_alone(tmp_path: 
     _submit(course, "renamed", {"ex4_answer": head + "\n".join(renamed)})
     said = {s.student: [(f.kind, f.cell, f.detail) for f in s.flags]
             for s in report(course, "05_exercises")}
-    assert said["honest"] == []
+    assert said["honest"] == said["twin"] == []  # two short answers alike: no copy
     assert said["python"] == [
         ("reaches into the grading", "(a cell the student added)", "get_ipython"),
         ("Python in a TenFlang answer", "ex1_answer", "line 2"),

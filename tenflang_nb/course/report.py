@@ -42,6 +42,7 @@ SUSPICIOUS = re.compile(
     r"exec|eval|subprocess|sqlite3|__import__|__builtins__|__class__|__subclasses__|"
     r"__globals__|compile)\b")
 COMMUTATIVE = {"add", "mul"}
+SAME_LEAST = 3  # answers two identical submissions share at least, to be flagged
 SHARE = 0.75  # a notebook is a copy of the practice solution when this share of answers is
 
 
@@ -301,7 +302,8 @@ def report(course: str | Path, assignment: str) -> list[Submission]:
             seen.flags.append(Flag("the practice solution", "", (
                 f"{copied} of its {len(answers)} answers are the public practice solution's, "
                 "up to renaming and order")))
-        if answered:
+        # two honest students can share a few short answers; not most of a notebook
+        if answered >= max(SAME_LEAST, len(answers) / 2):
             same.setdefault(_identity(answers), []).append(student)
     for group in same.values():
         for seen in found:
