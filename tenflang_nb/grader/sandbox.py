@@ -8,9 +8,9 @@ nbgrader over Unix sockets, ``c.KernelManager.transport = "ipc"``, in a runtime 
 grader's that holds nothing else); the working directory is an empty, writable folder off
 ``sys.path``, so nothing submitted beside the notebook is there; a course's ``examples/``
 beside the student's assignment folder is bound read-only beside it, as the repository's
-notebook 06 reads it; the files a course's ``source/ASSIGNMENT/`` holds beside its notebooks
-(``tenflang-course new`` puts 06's examples there) are bound read-only into the working
-directory. With a course secret, the kernel gets the student's key (``TENFLANG_COURSE_KEY``).
+notebook 06 reads it; the files the student version (``release/ASSIGNMENT/``) holds beside
+its notebooks (``tenflang-course new`` puts 06's examples into ``source/``, nbgrader releases
+them) are bound read-only into the working directory. With a course secret, the kernel gets the student's key (``TENFLANG_COURSE_KEY``).
 
 >>> argv = sandbox_argv(hide=["/srv/course"], work="/tmp/student/work")
 >>> argv[0], "--unshare-all" in argv, argv[argv.index("--chdir") + 1]
@@ -100,10 +100,10 @@ def install_kernelspec(course: str | Path, where: str | Path, hide: Sequence[str
 
 
 def _assignment_files(course: str, assignment: str) -> list[tuple[str, str]]:
-    """The files the teacher put beside an assignment's notebooks in ``source/`` (06's
-    examples), bound read-only into the working directory: the submitted copies are never
-    read."""
-    folder = os.path.join(course, "source", assignment)
+    """The files the student version of an assignment has beside its notebooks
+    (``release/``: 06's examples, as every student received them), bound read-only into the
+    working directory: neither the submitted copies nor ``source/`` are read."""
+    folder = os.path.join(course, "release", assignment)
     if not assignment or not os.path.isdir(folder):
         return []
     return [(os.path.join(folder, name), f"{WORK}/{name}") for name in sorted(os.listdir(folder))
