@@ -10,7 +10,8 @@ grader's that holds nothing else); the working directory is an empty, writable f
 beside the student's assignment folder is bound read-only beside it, as the repository's
 notebook 06 reads it; the files the student version (``release/ASSIGNMENT/``) holds beside
 its notebooks (``tenflang-course new`` puts 06's examples into ``source/``, nbgrader releases
-them) are bound read-only into the working directory. With a course secret, the kernel gets the student's key (``TENFLANG_COURSE_KEY``).
+them) are bound read-only into the working directory. With a course secret, the kernel
+gets the student's key (``TENFLANG_COURSE_KEY``).
 
 >>> argv = sandbox_argv(hide=["/srv/course"], work="/tmp/student/work")
 >>> argv[0], "--unshare-all" in argv, argv[argv.index("--chdir") + 1]
