@@ -169,6 +169,13 @@ def test_report_flags_each_kind_and_leaves_an_honest_submission_alone(tmp_path: 
     assert [k for k, _, _ in said["pasted"]] == ["the compiler's backward pass"]
     assert said["renamed"] == [("the compiler's backward pass", "ex4_answer", "its adjoints "
                                 "are the compiler's, up to renaming and order")]
+    done = _cli("report", str(course), "05_exercises", "--json")
+    listed = json.loads(done.stdout)["students"]
+    assert {s: [(f["kind"], f["cell"], f["detail"]) for f in v["flags"]]
+            for s, v in listed.items()} == said
+    text = _cli("report", str(course), "05_exercises").stdout
+    assert "honest: nothing to look at\n" in text
+    assert "  - file beside the notebook: tenflang_nb/__init__.py\n" in text
 
 
 # ---------------------------------------------------------------------- real nbgrader
