@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -39,9 +40,11 @@ from .lexical import split_derivative, split_lines, split_tokens, token_spans
 from .settings import SETTINGS, SETTINGS_ARGUMENT, TrainSettings
 from .syntax import Comment, Declare
 
-__all__ = ["DEFAULT_STUDENT", "NBGRADER_STUB", "Copied", "compiler_copy", "draw_example",
-           "fingerprint", "not_answered", "program_key", "student_id", "student_seed"]
+__all__ = ["COURSE_KEY", "DEFAULT_STUDENT", "NBGRADER_STUB", "Copied", "compiler_copy",
+           "draw_example", "fingerprint", "not_answered", "program_key", "student_id",
+           "student_key", "student_seed"]
 
+COURSE_KEY = "TENFLANG_COURSE_KEY"  # the variable a student's kernel finds their key in
 DEFAULT_STUDENT = "student"  # whose numbers a copy shows when no student id is found
 AUTOGRADED = "autograded"  # nbgrader's autograded_directory (its default name)
 # nbgrader replaces a solution region by its stub; in an answer it means "not answered yet",
@@ -80,17 +83,34 @@ def student_id(environ: Mapping[str, str] | None = None, cwd: str | None = None
     return DEFAULT_STUDENT, "default"
 
 
-def student_seed(student: str, salt: str) -> int:
+def student_key(secret: str, student: str) -> str:
+    """The key a course with the secret ``secret`` gives ``student``: their draws need it,
+    and it tells nothing of the secret or of a classmate's key (an HMAC).
+
+    >>> student_key("s3cret", "ada") != student_key("s3cret", "bob") != student_key("x", "bob")
+    True
+    """
+    check_instance("secret", secret, str, "the course's secret (a str)")
+    check_instance("student", student, str, "a student's id (a str)")
+    return hmac.new(secret.encode(), student.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def student_seed(student: str, salt: str, key: str = "") -> int:
     """A seed for ``student``'s draws of one kind (``salt``: the exercise, the check...):
-    the same in their copy and when the autograder runs it, different between students.
+    the same in their copy and when the autograder runs it, different between students;
+    with their course's ``key`` (:func:`student_key`), different between courses too (no
+    key: the practice variant of the public notebooks).
 
     >>> student_seed("ada", "ex3")
     2153001589
+    >>> student_seed("ada", "ex3", student_key("s3cret", "ada")) != 2153001589
+    True
     """
     check_instance("student", student, str, "a student's id (a str)")
     check_instance("salt", salt, str, "a str (what the seed is for)")
-    digest = hashlib.sha256(f"{student}\n{salt}".encode()).hexdigest()
-    return int(digest[:8], 16)
+    check_instance("key", key, str, "a course's key for the student (a str)")
+    text = f"{student}\n{salt}" + (f"\n{key}" if key else "")
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
 def draw_example(seed: int, choices: Mapping[str, Sequence[float]]) -> dict[str, float]:

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..course.layout import read_secret
 from .preprocessor import autograde_pipeline
 from .sandbox import KERNEL, engine_prefix, install_kernelspec
 
@@ -31,6 +32,8 @@ def configure(c: Any, config_file: str | Path, *, sandbox: bool = True) -> None:
     ``config_file``."""
     course = Path(config_file).resolve().parent
     c.Autograde.autograde_preprocessors = autograde_pipeline()
+    # the course's secret (tenflang-course new writes it): every student's draws are theirs
+    c.TenFlangGrade.secret = read_secret(course)
     if not sandbox:
         return
     if shutil.which("bwrap") is None:

@@ -33,7 +33,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 from ..core.backprop_check import DRAWS
 from ..core.engine_check import PROGRAMS, engine_part
 from ..core.errors import TenFlangError
-from ..core.grading import draw_example, student_seed
+from ..core.grading import draw_example, student_key, student_seed
 from ..core.grading import fingerprint as digest
 from ..core.settings import TrainSettings
 from ..notebook.magic import check_line, model_line
@@ -114,14 +114,17 @@ def _split(source: str) -> tuple[str, str]:
 class Grader:
     """The checks of one student's submission of one notebook: ``cells`` the teacher's (in
     their order), ``answers`` the submitted answer cells' sources by nbgrader id (in the
-    submission's order), ``student`` the id their numbers are drawn for."""
+    submission's order), ``student`` the id their numbers are drawn for, ``secret`` the
+    course's (none: the practice variant)."""
 
     def __init__(self, cells: Sequence[TeacherCell], answers: Mapping[str, str],
-                 student: str, *, sandbox: Sequence[str] = ()) -> None:
+                 student: str, *, sandbox: Sequence[str] = (), secret: str = "") -> None:
         self.cells = {c.grade_id: c for c in cells}
         self.answers = dict(answers)
         self.student = os.environ.get("TENFLANG_STUDENT", "").strip() or student
         self.sandbox = tuple(sandbox)
+        # the course's secret makes the student's draws theirs in this course alone
+        self.key = student_key(secret, self.student) if secret else ""
         self.assignment = ""
         self.models: dict[str, tuple[str, str, TrainSettings]] = {}  # fingerprint -> ...
         examples: dict[str, tuple[str, dict[str, Any]]] = {}  # variable -> (name, choices)
@@ -157,7 +160,7 @@ class Grader:
                 self.numbers.run(source)
 
     def _seed(self, salt: str) -> int:
-        return student_seed(self.student, f"{self.assignment}/{salt}")
+        return student_seed(self.student, f"{self.assignment}/{salt}", self.key)
 
     def verdict(self, grade_id: str) -> Verdict:
         """The verdict of the check cell ``grade_id``."""

@@ -46,6 +46,8 @@ class TenFlangGrade(NbGraderPreprocessor):
     sandbox = List(Unicode(), help="The command prefix that starts the fresh process an "
                    "engine's functions (notebook 07) are checked in (the sandbox's, "
                    "e.g. tenflang_nb.grader.sandbox.engine_prefix()).").tag(config=True)
+    secret = Unicode("", help="The course's secret: it enters every student's draws (set by "
+                     "configure() from the course folder's secret file).").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict
                    ) -> tuple[NotebookNode, ResourcesDict]:
@@ -61,7 +63,8 @@ class TenFlangGrade(NbGraderPreprocessor):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if cell.cell_type == "code" and utils.is_solution(cell) and grade_id in answers:
                 submitted.setdefault(grade_id, _source(cell))
-        grader = Grader(teacher, submitted, about["student"], sandbox=self.sandbox)
+        grader = Grader(teacher, submitted, about["student"], sandbox=self.sandbox,
+                        secret=self.secret)
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if (cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell)

@@ -7,7 +7,11 @@ they lie under them); no network (a network namespace of its own: the kernel tal
 nbgrader over Unix sockets, ``c.KernelManager.transport = "ipc"``, in a runtime folder of the
 grader's that holds nothing else); the working directory is an empty, writable folder off
 ``sys.path``, so nothing submitted beside the notebook is there; a course's ``examples/``
-beside the student's assignment folder is bound read-only beside it, as notebook 06 reads it.
+beside the student's assignment folder is bound read-only beside it, as the repository's
+notebook 06 reads it; the files the student version (``release/ASSIGNMENT/``) holds beside
+its notebooks (``tenflang-course new`` puts 06's examples into ``source/``, nbgrader releases
+them) are bound read-only into the working directory. With a course secret, the kernel
+gets the student's key (``TENFLANG_COURSE_KEY``).
 
 >>> argv = sandbox_argv(hide=["/srv/course"], work="/tmp/student/work")
 >>> argv[0], "--unshare-all" in argv, argv[argv.index("--chdir") + 1]
@@ -96,6 +100,17 @@ def install_kernelspec(course: str | Path, where: str | Path, hide: Sequence[str
     return folder
 
 
+def _assignment_files(course: str, assignment: str) -> list[tuple[str, str]]:
+    """The files the student version of an assignment has beside its notebooks
+    (``release/``: 06's examples, as every student received them), bound read-only into the
+    working directory: neither the submitted copies nor ``source/`` are read."""
+    folder = os.path.join(course, "release", assignment)
+    if not assignment or not os.path.isdir(folder):
+        return []
+    return [(os.path.join(folder, name), f"{WORK}/{name}") for name in sorted(os.listdir(folder))
+            if not name.endswith(".ipynb") and not name.startswith(".")]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """The kernelspec's command: start the kernel in the sandbox (replaces this process)."""
     parser = argparse.ArgumentParser(prog="python -m tenflang_nb.grader.sandbox")
@@ -103,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--hide", action="append", default=[])
     parser.add_argument("connection_file")
     args = parser.parse_args(argv)
-    from ..core.grading import student_id
+    from ..core.grading import COURSE_KEY, student_id, student_key
+    from ..course.layout import read_secret
 
     connection = os.path.realpath(args.connection_file)
     runtime = os.path.dirname(connection)
@@ -122,8 +138,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     examples = os.path.realpath(os.path.join(os.getcwd(), "..", "examples"))
     ro = [(examples, f"{HOME}/examples")] if os.path.isdir(examples) and not _under(
         examples, [os.path.realpath(os.getcwd())]) else []
+    ro += _assignment_files(args.course, os.path.basename(os.getcwd()))
     environ = {"TENFLANG_STUDENT": student,
                "NBGRADER_EXECUTION": os.environ.get("NBGRADER_EXECUTION", "")}
+    secret = read_secret(args.course)
+    if secret:  # the student's key, so that the kernel's feedback draws what the grader does
+        environ[COURSE_KEY] = student_key(secret, student)
     command = sandbox_argv(hide=[args.course, EXCHANGE, *args.hide], binds=[(runtime, runtime)],
                            ro_binds=ro, environ=environ)
     bwrap = shutil.which("bwrap")

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..core.grading import fingerprint, program_key, student_id, student_seed
+from ..core.grading import COURSE_KEY, fingerprint, program_key, student_id, student_seed
 from ..core.settings import TrainSettings
 
 __all__ = ["GRADING", "Answer", "Definition", "GradingMode"]
@@ -61,6 +61,7 @@ class GradingMode:
     untrained: tuple[str, ...] = ()  # models whose training is withheld
     student: str = ""
     student_source: str = ""
+    key: str = ""  # the student's key in a course with a secret (none: the practice variant)
     started_in: int | None = None  # the cell (execution count) that started it
     definitions: list[Definition] = field(default_factory=list)
     answers: dict[str, Answer] = field(default_factory=dict)
@@ -81,6 +82,7 @@ class GradingMode:
         if not self.started:
             self.assignment = assignment
             self.student, self.student_source = student_id(environ, cwd)
+            self.key = (os.environ if environ is None else environ).get(COURSE_KEY, "").strip()
             self.started_in = cell
         self.started = True
         self.switched_on = True
@@ -102,7 +104,7 @@ class GradingMode:
         """The student's seed for ``salt`` once grading has started (None before)."""
         if not self.started:
             return None
-        return student_seed(self.student, f"{self.assignment}/{salt}")
+        return student_seed(self.student, f"{self.assignment}/{salt}", self.key)
 
     # -------------------------------------------------------------- what is withheld
 

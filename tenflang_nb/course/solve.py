@@ -1,0 +1,115 @@
+"""``tenflang-course solve DIR ASSIGNMENT STUDENT``: a right submission for one student, the
+teacher's check of a course's set-up.
+
+The released notebook with each answer cell holding the solution: the TenFlang and Python
+answers as the source has them, each numeric answer as the number the autograder computes
+from the solution for this student in this course (their example, the course's secret), so
+that it is right for them and wrong for a classmate whose numbers differ. The notebook is
+signed (an HMAC of the course's secret) so that ``report`` knows it for the teacher's.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import hmac
+import json
+from pathlib import Path
+from typing import Any
+
+from .layout import ASSIGNMENTS, read_secret
+from .new import CourseError
+
+__all__ = ["SIGNATURE", "cell_source", "nbgrader_meta", "signature", "solve"]
+
+SIGNATURE = "tenflang_solved"  # the notebook's metadata key that holds solve's signature
+
+
+def nbgrader_meta(cell: dict[str, Any]) -> dict[str, Any]:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def cell_source(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def signature(secret: str, student: str, assignment: str, answers: list[str]) -> str:
+    """What ``solve`` signs a submission with: its answers, for this student, by this
+    course (a student, who has no secret, cannot make it)."""
+    text = "\n\0".join([student, assignment, *answers])
+    return hmac.new(secret.encode(), text.encode(), hashlib.sha256).hexdigest()
+
+
+def read_notebook(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise CourseError(f"{path}: no such notebook") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        line = f", line {err.lineno}" if isinstance(err, json.JSONDecodeError) else ""
+        raise CourseError(f"{path}{line}: not a notebook ({err})") from None
+
+
+def solution(text: str) -> str:
+    """A source answer cell as solved: nbgrader's region markers left out."""
+    return "\n".join(line for line in text.split("\n") if "### BEGIN SOLUTION" not in line
+                     and "### END SOLUTION" not in line)
+
+
+def _assigned(stub: str) -> list[str]:
+    """The variables a released numeric answer cell sets (``answer_3 = None``)."""
+    try:
+        tree = ast.parse(stub)
+    except SyntaxError:
+        return []
+    return [t.id for node in tree.body if isinstance(node, ast.Assign)
+            for t in node.targets if isinstance(t, ast.Name)]
+
+
+def solve(course: str | Path, assignment: str, student: str) -> Path:
+    """Write the right submission of ``student`` for ``assignment`` into the course's
+    ``submitted/``; returns the notebook's path."""
+    from ..grader.grade import Grader, TeacherCell
+
+    course = Path(course)
+    if assignment not in ASSIGNMENTS:
+        raise CourseError(f"{assignment}: not a graded assignment of a TenFlang course "
+                          f"({', '.join(ASSIGNMENTS)})")
+    if not student or "/" in student or student.startswith("."):
+        raise CourseError(f"{student!r}: not a student's id (nbgrader's, a folder name)")
+    name = ASSIGNMENTS[assignment]
+    source = read_notebook(course / "source" / assignment / name)
+    released = course / "release" / assignment / name
+    if not released.is_file():
+        raise CourseError(f"{released}: not released yet (run `nbgrader generate_assignment "
+                          f"{assignment}` in {course} first)")
+    release = read_notebook(released)
+    secret = read_secret(course)
+    solutions = {nbgrader_meta(c)["grade_id"]: solution(cell_source(c))
+                 for c in source["cells"] if nbgrader_meta(c).get("solution")}
+    teacher = [TeacherCell(nbgrader_meta(c).get("grade_id", ""), cell_source(c),
+                           bool(nbgrader_meta(c).get("solution")))
+               for c in source["cells"] if c["cell_type"] == "code"]
+    grader = Grader(teacher, solutions, student, secret=secret)
+    answers = []
+    for cell in release["cells"]:
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if not nbgrader_meta(cell).get("solution") or grade_id not in solutions:
+            continue
+        text = solutions[grade_id]
+        if not text.startswith("%%") and not text.lstrip().startswith("def "):
+            names = _assigned(cell_source(cell))
+            if not names:
+                raise CourseError(f"{released}: the answer cell {grade_id} sets no variable")
+            text = "\n".join(f"{v} = {float(grader.numbers.value(v))!r}  # for {student}"
+                             for v in names)
+        cell["source"] = text
+        answers.append(text)
+    release.setdefault("metadata", {})[SIGNATURE] = signature(secret, student, assignment,
+                                                              answers)
+    folder = course / "submitted" / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps(release, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    return path
