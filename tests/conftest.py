@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +116,41 @@ def fused_vm() -> Any:
     if module is None:
         pytest.skip(f"the fused engine is unavailable here: {fused.status()}")
     return module
+
+
+@pytest.fixture
+def shell() -> Iterator[Any]:
+    """A fresh IPython shell for one test, gone after it (get_ipython() is None again: a
+    shell left behind would keep the panel from ever training live in later tests).
+
+    Its history is kept in memory (no file, no saving thread); the IPYTHONDIR is the run's
+    own (the root conftest.py). IPython's exit hook is taken off: each would hold its shell
+    and namespace to the end of the run and then reset it with a full garbage collection.
+    cleanup() puts back sys.modules["__main__"], which otherwise links each shell to the
+    one before it (so none is ever freed).
+    """
+    import IPython.core.completer  # noqa: F401  (it keeps the __main__ of its first import)
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    instance = InteractiveShell.instance(config=config)
+    atexit.unregister(instance.atexit_operations)
+    try:
+        yield instance
+    finally:
+        instance.cleanup()
+        InteractiveShell.clear_instance()
+
+
+@pytest.fixture
+def ip(shell: Any) -> Iterator[Any]:
+    """A fresh shell with the extension loaded (and unloaded after the test)."""
+    shell.run_line_magic("load_ext", "tenflang_nb")
+    yield shell
+    if "tenflang_nb" in shell.extension_manager.loaded:
+        shell.run_line_magic("unload_ext", "tenflang_nb")
 
 
 @dataclass(frozen=True)
