@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,15 +105,34 @@ def cli() -> Runner:
     return run
 
 
+@contextmanager
+def one_worker_at_a_time(factory: pytest.TempPathFactory, name: str) -> Iterator[None]:
+    """Under pytest-xdist, the workers of one run take turns here (a lock file in the folder
+    their temporary folders share), so the first fills a disk cache the others then load;
+    without xdist, or where there is no fcntl, nothing to wait for."""
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None  # type: ignore[assignment]
+    if fcntl is None or "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    with (factory.getbasetemp().parent / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture(scope="session")
-def fused_vm() -> Any:
+def fused_vm(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The fused engine's compiled loops (core/fusedvm.py), loaded once a session: the first
     compile on a machine takes 9-16 s, after that numba's disk cache about a second, so no
-    test pays it on its own (the engine's command-line tests load that cache). Skips where
-    numba is missing or its loops fail to compile."""
+    test pays it on its own (the engine's command-line tests load that cache), and of
+    xdist's workers only the first compiles. Skips where numba is missing or its loops fail
+    to compile."""
     from tenflang_nb.core import fused
 
-    module = fused.load(wait=True)
+    with one_worker_at_a_time(tmp_path_factory, "fused-engine"):
+        module = fused.load(wait=True)
     if module is None:
         pytest.skip(f"the fused engine is unavailable here: {fused.status()}")
     return module
