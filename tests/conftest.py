@@ -193,14 +193,20 @@ def run_calls(cli: Runner, calls: Sequence[Call]) -> list[Result]:
 
 @pytest.fixture(scope="session")
 def website(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
-    """The website, built once per session as ``bash scripts/docs`` builds it.
+    """The website, built once per run as ``bash scripts/docs`` builds it (under
+    pytest-xdist, by the first worker that needs it, into the folder the workers share).
 
     Skips when the ``docs`` extra is missing (scripts/test installs it).
     """
     pytest.importorskip("myst_nb", reason="the website needs pip install -e '.[docs]'")
-    from docs_support import build_site
+    from docs_support import build_site, site_built_once
 
-    return build_site(tmp_path_factory.mktemp("site"))
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return build_site(tmp_path_factory.mktemp("site"))
+    shared = tmp_path_factory.getbasetemp().parent / "site"
+    with one_worker_at_a_time(tmp_path_factory, "website"):
+        shared.mkdir(exist_ok=True)
+        return site_built_once(shared)
 
 
 SLOW_FIXTURES = {"website"}  # building the website takes seconds: its tests are slow ones
