@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,18 +111,72 @@ def cli() -> Runner:
     return run
 
 
+@contextmanager
+def one_worker_at_a_time(factory: pytest.TempPathFactory, name: str) -> Iterator[None]:
+    """Under pytest-xdist, the workers of one run take turns here (a lock file in the folder
+    their temporary folders share), so the first fills a disk cache the others then load;
+    without xdist, or where there is no fcntl, nothing to wait for."""
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None  # type: ignore[assignment]
+    if fcntl is None or "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    with (factory.getbasetemp().parent / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture(scope="session")
-def fused_vm() -> Any:
+def fused_vm(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The fused engine's compiled loops (core/fusedvm.py), loaded once a session: the first
     compile on a machine takes 9-16 s, after that numba's disk cache about a second, so no
-    test pays it on its own (the engine's command-line tests load that cache). Skips where
-    numba is missing or its loops fail to compile."""
+    test pays it on its own (the engine's command-line tests load that cache), and of
+    xdist's workers only the first compiles. Skips where numba is missing or its loops fail
+    to compile."""
     from tenflang_nb.core import fused
 
-    module = fused.load(wait=True)
+    with one_worker_at_a_time(tmp_path_factory, "fused-engine"):
+        module = fused.load(wait=True)
     if module is None:
         pytest.skip(f"the fused engine is unavailable here: {fused.status()}")
     return module
+
+
+@pytest.fixture
+def shell() -> Iterator[Any]:
+    """A fresh IPython shell for one test, gone after it (get_ipython() is None again: a
+    shell left behind would keep the panel from ever training live in later tests).
+
+    Its history is kept in memory (no file, no saving thread); the IPYTHONDIR is the run's
+    own (the root conftest.py). IPython's exit hook is taken off: each would hold its shell
+    and namespace to the end of the run and then reset it with a full garbage collection.
+    cleanup() puts back sys.modules["__main__"], which otherwise links each shell to the
+    one before it (so none is ever freed).
+    """
+    import IPython.core.completer  # noqa: F401  (it keeps the __main__ of its first import)
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    instance = InteractiveShell.instance(config=config)
+    atexit.unregister(instance.atexit_operations)
+    try:
+        yield instance
+    finally:
+        instance.cleanup()
+        InteractiveShell.clear_instance()
+
+
+@pytest.fixture
+def ip(shell: Any) -> Iterator[Any]:
+    """A fresh shell with the extension loaded (and unloaded after the test)."""
+    shell.run_line_magic("load_ext", "tenflang_nb")
+    yield shell
+    if "tenflang_nb" in shell.extension_manager.loaded:
+        shell.run_line_magic("unload_ext", "tenflang_nb")
 
 
 @dataclass(frozen=True)
@@ -143,14 +199,20 @@ def run_calls(cli: Runner, calls: Sequence[Call]) -> list[Result]:
 
 @pytest.fixture(scope="session")
 def website(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
-    """The website, built once per session as ``bash scripts/docs`` builds it.
+    """The website, built once per run as ``bash scripts/docs`` builds it (under
+    pytest-xdist, by the first worker that needs it, into the folder the workers share).
 
     Skips when the ``docs`` extra is missing (scripts/test installs it).
     """
     pytest.importorskip("myst_nb", reason="the website needs pip install -e '.[docs]'")
-    from docs_support import build_site
+    from docs_support import build_site, site_built_once
 
-    return build_site(tmp_path_factory.mktemp("site"))
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return build_site(tmp_path_factory.mktemp("site"))
+    shared = tmp_path_factory.getbasetemp().parent / "site"
+    with one_worker_at_a_time(tmp_path_factory, "website"):
+        shared.mkdir(exist_ok=True)
+        return site_built_once(shared)
 
 
 SLOW_FIXTURES = {"website"}  # building the website takes seconds: its tests are slow ones

@@ -6,7 +6,9 @@ errors, ``--keep-going`` lists them all), into a folder of the caller's choosing
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import json
 import subprocess
 import sys
 import time
@@ -58,3 +60,16 @@ def build_site(folder: Path, timeout: float = 300.0) -> SiteBuild:
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=timeout)
     return SiteBuild(html, proc.returncode, proc.stdout + proc.stderr,
                      time.monotonic() - started)
+
+
+def site_built_once(folder: Path) -> SiteBuild:
+    """The build in ``folder``, made by the first caller and read back by the next ones (the
+    workers of one pytest-xdist run, taking turns): its record is written last."""
+    record = folder / "build.json"
+    if record.is_file():
+        fields = json.loads(record.read_text("utf-8"))
+        return SiteBuild(**{**fields, "html": Path(fields["html"])})
+    build = build_site(folder)
+    record.write_text(json.dumps({**dataclasses.asdict(build), "html": str(build.html)}),
+                      "utf-8")
+    return build

@@ -10,14 +10,12 @@ import base64
 import io
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from matplotlib.figure import Figure
 from PIL import Image
@@ -383,15 +381,6 @@ def test_the_panel_shows_the_test_loss() -> None:
 
 
 # ------------------------------------------------------------------------------ the magic
-
-@pytest.fixture
-def ip() -> Iterator[Any]:
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "tenflang_nb")
-    yield shell
-    shell.run_line_magic("unload_ext", "tenflang_nb")
-    InteractiveShell.clear_instance()
-
 
 def test_the_magic_takes_test_data_and_ticks_the_boundary(ip: Any) -> None:
     ip.user_ns["train"], ip.user_ns["test"] = datasets.moons(60, test=0.25)

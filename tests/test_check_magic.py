@@ -4,12 +4,10 @@ HTML report (readable without its stylesheet, as an untrusted notebook shows it)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 from tenflang_nb.core.examples import SEED_EXAMPLE
@@ -28,14 +26,11 @@ WRONG = RIGHT.replace("define d/o/d/z = mul o s", "define d/o/d/z = o")
 
 
 @pytest.fixture
-def ip() -> Iterator[Any]:
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "tenflang_nb")
+def ip(ip: Any) -> Any:
+    """The conftest's shell with the extension, and the model seed in it."""
     with capture_output():
-        shell.run_cell("%%tenflang seed --show none\n" + SEED_EXAMPLE)
-    yield shell
-    shell.run_line_magic("unload_ext", "tenflang_nb")
-    InteractiveShell.clear_instance()
+        ip.run_cell("%%tenflang seed --show none\n" + SEED_EXAMPLE)
+    return ip
 
 
 def check(ip: Any, line: str, cell: str) -> tuple[Any, CapturedIO]:
@@ -209,15 +204,11 @@ def test_bad_options_are_usage_errors(ip: Any) -> None:
     assert isinstance(result.error_in_exec, UsageError)
 
 
-def test_the_magic_is_removed_with_the_extension() -> None:
-    shell = InteractiveShell.instance()
-    try:
-        shell.run_line_magic("load_ext", "tenflang_nb")
-        assert "tenflang_check" in shell.magics_manager.magics["cell"]
-        shell.run_line_magic("unload_ext", "tenflang_nb")
-        assert "tenflang_check" not in shell.magics_manager.magics["cell"]
-    finally:
-        InteractiveShell.clear_instance()
+def test_the_magic_is_removed_with_the_extension(shell: Any) -> None:
+    shell.run_line_magic("load_ext", "tenflang_nb")
+    assert "tenflang_check" in shell.magics_manager.magics["cell"]
+    shell.run_line_magic("unload_ext", "tenflang_nb")
+    assert "tenflang_check" not in shell.magics_manager.magics["cell"]
 
 
 # ------------------------------------------------------------------------------ from Python

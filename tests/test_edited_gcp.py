@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from matplotlib.colors import to_rgba
 
@@ -426,14 +424,11 @@ def test_a_live_edited_run_draws_both_curves() -> None:
 # ------------------------------------------------------------------------------ the magic
 
 @pytest.fixture
-def ip() -> Iterator[Any]:
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "tenflang_nb")
+def ip(ip: Any) -> Any:
+    """The conftest's shell with the extension, and the model fan in it."""
     with capture_output():
-        shell.run_cell("%%tenflang fan --show none\n" + FAN)
-    yield shell
-    shell.run_line_magic("unload_ext", "tenflang_nb")
-    InteractiveShell.clear_instance()
+        ip.run_cell("%%tenflang fan --show none\n" + FAN)
+    return ip
 
 
 def run(ip: Any, line: str, cell: str) -> tuple[Any, list[Any]]:

@@ -241,21 +241,16 @@ def test_the_rest_of_the_student_version_runs(student_run: dict[str, Any]) -> No
 # ------------------------------------------------------------------------------ a wrong answer
 
 @pytest.fixture
-def shell() -> Iterator[Any]:
-    from IPython.core.interactiveshell import InteractiveShell
-
+def ip(ip: Any) -> Iterator[Any]:
+    """The conftest's shell with the extension, in a fresh grading mode."""
     from tenflang_nb.notebook.grading_mode import GRADING
 
     GRADING.reset()
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "tenflang_nb")
     yield ip
-    ip.run_line_magic("unload_ext", "tenflang_nb")
-    InteractiveShell.clear_instance()
     GRADING.reset()
 
 
-def test_a_wrong_answer_fails_its_check_naming_the_first_wrong_line(shell: Any) -> None:
+def test_a_wrong_answer_fails_its_check_naming_the_first_wrong_line(ip: Any) -> None:
     from IPython.utils.capture import capture_output
 
     cells = [_source(c) for c in student_version().cells if c.cell_type == "code"]
@@ -267,10 +262,10 @@ def test_a_wrong_answer_fails_its_check_naming_the_first_wrong_line(shell: Any) 
     wrong = answer.replace("define d/L/d/a = add via_b via_c", "define d/L/d/a = via_b")
     assert wrong != answer
     with capture_output():
-        shell.run_cell(setup)
-        shell.run_cell(model)
-        shell.run_cell(wrong)
-        result = shell.run_cell(check)
+        ip.run_cell(setup)
+        ip.run_cell(model)
+        ip.run_cell(wrong)
+        result = ip.run_cell(check)
     error = result.error_in_exec
     assert type(error).__name__ == "GradingFailure" and isinstance(error, AssertionError)
     message = str(error)
@@ -407,27 +402,27 @@ def _engine_cells(**changes: tuple[str, str]) -> dict[str, str]:
     return student
 
 
-def _run_engine(shell: Any, cells: dict[str, str], check: str) -> BaseException | None:
+def _run_engine(ip: Any, cells: dict[str, str], check: str) -> BaseException | None:
     from IPython.utils.capture import capture_output
 
     with capture_output():
         for grade_id, text in cells.items():
             if grade_id.endswith("_check"):
                 continue
-            shell.run_cell(text)
-        return shell.run_cell(cells[check]).error_in_exec
+            ip.run_cell(text)
+        return ip.run_cell(cells[check]).error_in_exec
 
 
-def test_a_wrong_engine_fails_its_checks_naming_the_program_and_the_variable(shell: Any
+def test_a_wrong_engine_fails_its_checks_naming_the_program_and_the_variable(ip: Any
                                                                             ) -> None:
     cells = _engine_cells(step_answer=("adjoints[operand] += ", "adjoints[operand] = "))
-    error = _run_engine(shell, cells, "step_check")
+    error = _run_engine(ip, cells, "step_check")
     assert type(error).__name__ == "GradingFailure"
     message = str(error)
     assert message.startswith("✗ backprop_step: on `define v = mul a b` with a = ")
     assert "before it: d/L/d/a should become" in message
     assert "add to it (+=), do not replace it (=)" in message
-    error = shell.run_cell(cells["backward_check"]).error_in_exec
+    error = ip.run_cell(cells["backward_check"]).error_in_exec
     message = str(error)
     assert re.match(r"✗ backward: program 1 of 8: d/L/d/v\d+ is -?[\d.]+, not -?[\d.]+\n", message)
     assert "its adjoint is the sum of a term per use (+= in backprop_step, not =)" in message
@@ -435,18 +430,18 @@ def test_a_wrong_engine_fails_its_checks_naming_the_program_and_the_variable(she
     assert error._render_traceback_() == message.splitlines()  # type: ignore[union-attr]
 
 
-def test_an_engine_that_asks_the_compiler_fails(shell: Any) -> None:
+def test_an_engine_that_asks_the_compiler_fails(ip: Any) -> None:
     asked = ("    values = forward(program, values)",
              "    gcp = tf.compile(program, full=True)  # the package's adjoints\n"
              "    values = forward(program, values)")
-    error = _run_engine(shell, _engine_cells(backward_answer=asked), "backward_check")
+    error = _run_engine(ip, _engine_cells(backward_answer=asked), "backward_check")
     assert str(error).startswith("✗ backward: it asked for the package's compiler, which the "
                                  "check switches off")
     # once the check is over the package compiles again
-    assert not shell.run_cell("tf.compile(seed.program)").error_in_exec
+    assert not ip.run_cell("tf.compile(seed.program)").error_in_exec
 
 
-def test_the_checks_draw_each_students_programs(shell: Any,
+def test_the_checks_draw_each_students_programs(ip: Any,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     cells = _engine_cells(forward_answer=("values = dict(values)", "values = {}"))
     seen = []
@@ -455,7 +450,7 @@ def test_the_checks_draw_each_students_programs(shell: Any,
     for student in ("ada", "bob", "ada"):
         monkeypatch.setenv("TENFLANG_STUDENT", student)
         GRADING.reset()  # a kernel of their own: the student stays as grading mode found it
-        seen.append(str(_run_engine(shell, cells, "forward_check")))
+        seen.append(str(_run_engine(ip, cells, "forward_check")))
     assert seen[0] == seen[2] != seen[1]
     # what the function raised, where, and on which program: no traceback
     assert re.match(r"✗ forward: program 1 of 8: it raised KeyError: '\w+' \(in forward, "

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 import tenflang_nb as tf
@@ -67,20 +66,22 @@ QUAD_PRINT = fingerprint(QUAD)
 
 
 @pytest.fixture
-def ip(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """A shell with the extension, a student named by JupyterHub, a fresh grading mode."""
+def student(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A student named by JupyterHub and a fresh grading mode, set before the shell."""
     for name in ("NBGRADER_EXECUTION", "TENFLANG_STUDENT", "BINDER_REPO_URL",
                  "BINDER_LAUNCH_HOST"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("JUPYTERHUB_USER", "ada")
     GRADING.reset()
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "tenflang_nb")
-    shell.run_cell("import tenflang_nb as tf")
-    yield shell
-    shell.run_line_magic("unload_ext", "tenflang_nb")
-    InteractiveShell.clear_instance()
+    yield
     GRADING.reset()
+
+
+@pytest.fixture
+def ip(student: None, ip: Any) -> Any:
+    """The conftest's shell with the extension, for that student, tenflang_nb as tf."""
+    ip.run_cell("import tenflang_nb as tf")
+    return ip
 
 
 def run(ip: Any, cell: str) -> tuple[Any, CapturedIO]:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import html as html_lib
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 from tenflang_nb.core.api import compile, evaluate, parse, train
@@ -23,22 +21,6 @@ from tenflang_nb.notebook.model import TenFlangModel
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BAD = SEED_EXAMPLE.replace("define o = logistic z", "define o = logistik z")
 DATA = {"x": [1.0, -1.0, 2.0], "y": [0.9, 0.1, 0.95]}
-
-
-@pytest.fixture
-def shell() -> Iterator[Any]:
-    """A fresh shell per test, cleared after it: a shell left behind makes IPython's
-    get_ipython() non-None for every later test (the panel then never trains live)."""
-    instance = InteractiveShell.instance()
-    yield instance
-    InteractiveShell.clear_instance()
-
-
-@pytest.fixture
-def ip(shell: Any) -> Iterator[Any]:
-    shell.run_line_magic("load_ext", "tenflang_nb")
-    yield shell
-    shell.run_line_magic("unload_ext", "tenflang_nb")
 
 
 def run(ip: Any, line: str, cell: str) -> tuple[Any, CapturedIO]:

@@ -8,6 +8,7 @@ import dataclasses
 import os
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -406,21 +407,15 @@ def test_settings_and_argument_errors_escape_what_they_echo() -> None:
     assert "\x1b" not in SettingsError(f"x {ESC}").render()
 
 
-def test_the_magic_and_the_panel_escape_what_they_echo() -> None:
+def test_the_magic_and_the_panel_escape_what_they_echo(ip: Any) -> None:
     from IPython.core.error import UsageError
-    from IPython.core.interactiveshell import InteractiveShell
 
-    shell = InteractiveShell.instance()
-    try:
-        shell.run_line_magic("load_ext", "tenflang_nb")
-        for line in (f"net --train {ESC[:4]}x", f"net --show step --example {ESC[:4]}",
-                     f"net --show {ESC[:4]}"):
-            result = shell.run_cell(f"%%tenflang {line}\n{SEED_EXAMPLE}")
-            assert isinstance(result.error_in_exec, UsageError), line
-            assert "\x1b" not in str(result.error_in_exec), line
-            assert "\\x1b[2" in str(result.error_in_exec), line  # (view names: lower case)
-    finally:
-        InteractiveShell.clear_instance()
+    for line in (f"net --train {ESC[:4]}x", f"net --show step --example {ESC[:4]}",
+                 f"net --show {ESC[:4]}"):
+        result = ip.run_cell(f"%%tenflang {line}\n{SEED_EXAMPLE}")
+        assert isinstance(result.error_in_exec, UsageError), line
+        assert "\x1b" not in str(result.error_in_exec), line
+        assert "\\x1b[2" in str(result.error_in_exec), line  # (view names: lower case)
     panel = TenFlangModel(SEED_EXAMPLE, "net").training_panel(DATA, live=False)
     panel.session.error = RuntimeError(f"internal {ESC}")
     text = panel.session.error_text

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import FAN_OUT, XOR_SHAPE
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from lab_sanitizer import sanitize_tree, shown_text
 from stepper_support import mlp_run
@@ -303,23 +302,17 @@ def test_untrusted_it_asks_the_questions_and_never_prints_their_answers() -> Non
 # ------------------------------------------------------------------------------ asking for it
 
 
-def test_model_show_and_the_magic_ask_for_predict_mode() -> None:
+def test_model_show_and_the_magic_ask_for_predict_mode(ip: Any) -> None:
     model = fan()
     html = model.show("step", example=EXAMPLE, predict=True).html
     assert 'class="tf-step-guess"' in html and '"predict"' in html
     assert 'class="tf-step-guess"' not in model.show("step", example=EXAMPLE).html
-    shell: Any = InteractiveShell.instance()
-    try:
-        shell.run_line_magic("load_ext", "tenflang_nb")
-        with capture_output() as cap:
-            result = shell.run_cell('%%tenflang fan --show step --predict --example '
-                                    '"{x: 1.5, y: 0.2}"\n' + FAN_OUT)
-        assert result.success
-        out = "".join(o.data.get("text/html", "") for o in cap.outputs)
-        assert 'class="tf-step-guess"' in out and '"predict"' in out
-        from tenflang_nb.notebook.magic import TenFlangMagics
+    with capture_output() as cap:
+        result = ip.run_cell('%%tenflang fan --show step --predict --example '
+                             '"{x: 1.5, y: 0.2}"\n' + FAN_OUT)
+    assert result.success
+    out = "".join(o.data.get("text/html", "") for o in cap.outputs)
+    assert 'class="tf-step-guess"' in out and '"predict"' in out
+    from tenflang_nb.notebook.magic import TenFlangMagics
 
-        assert "--predict" in str(TenFlangMagics.tenflang.__doc__)
-    finally:
-        shell.run_line_magic("unload_ext", "tenflang_nb")
-        InteractiveShell.clear_instance()
+    assert "--predict" in str(TenFlangMagics.tenflang.__doc__)
