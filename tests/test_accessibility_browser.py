@@ -63,16 +63,23 @@ def test_axe_on_every_page_of_the_website(website: SiteBuild, browser: BrowserCo
     package: list[AxeReport] = []
     chrome: list[AxeReport] = []
     drawn = []  # the pages with package outputs: checked again in the dark theme
+    math = 0
     for dark in (False, True):
         for docname in drawn if dark else docnames:
             view = open_site_page(browser, website, docname, dark=dark)
             where = f"{docname}{' (dark)' * dark}"
             package.append(audit_package(view.page, where))
             chrome.append(audit_chrome(view.page, where))
+            # the math reads to a screen reader: MathJax adds MathML for it to each formula
+            formulas = view.page.locator("mjx-container")
+            spoken = view.page.locator("mjx-container > mjx-assistive-mml")
+            assert spoken.count() == formulas.count(), f"{where}: math without MathML"
+            math += formulas.count()
             view.page.close()
             if package[-1].checked and not dark:
                 drawn.append(docname)
     assert sum(r.checked for r in package) >= 20, "too few package outputs found on the site"
+    assert math >= 20, f"only {math} formulas typeset"
     _print("website", package, chrome)
     _assert_none(package)
 

@@ -416,8 +416,11 @@ def order_html(program: Program, graph: DataFlowGraph) -> str:
         kind = program.kind(name)
         tags = attrs(data_tf_node=name, data_tf_lines=" ".join(map(str, _lines_of(program, name))),
                      data_tf_kind=kind, title=kind)
-        items.append(f"<li{tags}>{swatch(kind)}<code>{esc(definition_text(program, name))}"
-                     "</code></li>")
+        text = definition_text(program, name)
+        # the kind in words too, not only in the swatch's colour (WCAG 1.4.1): a given
+        # variable's text names it already, an intermediate one needs none
+        said = f" · {esc(kind)}" if kind != "intvar" and f": {kind}" not in text else ""
+        items.append(f"<li{tags}>{swatch(kind)}<code>{esc(text)}</code>{said}</li>")
     head = "<h4>Topological order</h4>"
     if not items:
         return head + '<div class="tf-note">(no variables)</div>'
