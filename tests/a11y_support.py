@@ -1,6 +1,7 @@
 """axe-core in a Playwright page: the WCAG 2.1 A and AA rules, run on what tenflang_nb draws
-(every ``.tf-root`` output) apart from the page around it (Sphinx's theme, nbconvert's
-template, JupyterLab), whose findings are listed but are not the package's to fix.
+(every ``.tf-root`` output and every training panel's saved picture) apart from the page
+around it (Sphinx's theme, nbconvert's template, JupyterLab), whose findings are listed but
+are not the package's to fix.
 
 axe-core is the copy ``axe-playwright-python`` ships (the ``browser`` extra): a plain script
 injected into the page, so it runs from ``file://`` pages with no network.
@@ -18,8 +19,10 @@ import pytest
 
 # the rules of WCAG 2.0 and 2.1, levels A and AA
 WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
-# the root element of every output the package renders (views/html.py's page)
-PACKAGE = ".tf-root"
+# the root element of every output the package renders: the views' (views/html.py's page)
+# and the training panel's saved picture (panel/widget.py's static_html)
+ROOTS = (".tf-root", ".tenflang-training-panel")
+PACKAGE = ", ".join(ROOTS)
 
 
 @cache
@@ -80,7 +83,8 @@ def audit_package(page: Any, where: str) -> AxeReport:
     n = page.locator(PACKAGE).count()
     if n == 0:
         return AxeReport(where)
-    report = _report(where, page.evaluate(RUN_JS, [{"include": [[PACKAGE]]}, list(WCAG_TAGS)]))
+    context = {"include": [[root] for root in ROOTS]}
+    report = _report(where, page.evaluate(RUN_JS, [context, list(WCAG_TAGS)]))
     report.checked = n
     return report
 
@@ -88,7 +92,8 @@ def audit_package(page: Any, where: str) -> AxeReport:
 def audit_chrome(page: Any, where: str) -> AxeReport:
     """axe on the page around the package's outputs (the theme's or template's own markup)."""
     _inject(page)
-    return _report(where, page.evaluate(RUN_JS, [{"exclude": [[PACKAGE]]}, list(WCAG_TAGS)]))
+    context = {"exclude": [[root] for root in ROOTS]}
+    return _report(where, page.evaluate(RUN_JS, [context, list(WCAG_TAGS)]))
 
 
 def rule_counts(reports: list[AxeReport]) -> str:

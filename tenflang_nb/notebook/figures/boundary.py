@@ -134,9 +134,9 @@ def boundary_figure(b: Boundary, *, title: str | None = None, width: float = 5.0
     fig.colorbar(fig.image, ax=ax, label=f"output {b.plane.output}", fraction=0.05, pad=0.02)
     fig.line = LineCollection([], colors="black", linewidths=1.2)
     ax.add_collection(fig.line)
-    # the points in the scale's middle shades, not its darkest ends: dark red and dark blue
-    # both look near black to a red-green colour-blind eye (protanopia), the middle red and
-    # blue stay yellowish and blue (WCAG 1.4.1)
+    # the points in lighter shades of the scale, not its darkest ends: dark red and dark
+    # blue both look near black to a red-green colour-blind eye (protanopia), the lighter
+    # red and blue stay tan and blue (WCAG 1.4.1)
     span = norm.vmax - norm.vmin
     colours: dict[str, Any] = {"cmap": CMAP, "norm": Normalize(norm.vmin - POINT_MARGIN * span,
                                                                norm.vmax + POINT_MARGIN * span)}

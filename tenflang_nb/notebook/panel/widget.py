@@ -276,7 +276,9 @@ class TrainingPanel:
                 "live, with sliders and Train / Stop / Reset.</div>")
         error = ""
         if self.error is not None:  # the note on what Train does next needs the buttons
-            error = ("<pre style='color:#b00020;margin:0;white-space:pre-wrap'>"
+            # the card's white under the red too: a dark theme paints every pre dark
+            error = ("<pre style='color:#b00020;background:#ffffff;margin:0;"
+                     "white-space:pre-wrap'>"
                      f"{html.escape(self.session.error_text)}</pre>")
         has_curve = self.trainer is not None and bool(self.trainer.history) and self._png
         if has_curve:
