@@ -89,6 +89,25 @@ def chromium_page(profile: Path) -> Iterator[Any]:
             browser.close()
 
 
+@contextmanager
+def chromium_context(width: int = 1400, height: int = 1000, timeout_ms: float = 20_000
+                     ) -> Iterator[Any]:
+    """A fresh headless Chromium (Debian's) and a browser context with a window of
+    ``width`` x ``height`` CSS pixels."""
+    executable = require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=executable, headless=True,
+                                     args=list(CHROMIUM_FLAGS))
+        try:
+            context = chromium.new_context(viewport={"width": width, "height": height})
+            context.set_default_timeout(timeout_ms)
+            yield context
+        finally:
+            chromium.close()
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free when asked (the OS picks it: bind to port 0)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

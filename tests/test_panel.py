@@ -692,3 +692,35 @@ def test_loss_axis_labels_stay_short(losses: list[float], plain: bool) -> None:
     for tick in ax.get_yticklabels() + ax.get_yticklabels(minor=True):
         if tick.get_text():
             assert not tick.get_window_extent().overlaps(label), tick.get_text()
+
+
+def test_a_screen_reader_hears_each_change_of_state_once() -> None:
+    """The live region's text changes when a run starts, stops, ends or fails, never on an
+    iteration or a redraw (a screen reader would otherwise talk over the student)."""
+    panel = make_panel()
+    said: list[str] = []
+    statuses: list[str] = []
+    panel.announce_html.observe(lambda change: said.append(change["new"]), names="value")
+    panel.status_html.observe(lambda change: statuses.append(change["new"]), names="value")
+
+    async def scenario() -> None:
+        panel.train_button.click()
+        await spin(5)
+        assert len(statuses) > 3  # the status line moved with each chunk; announced once
+        panel.stop_button.click()
+        panel.controls["max_iter"].value = panel.trainer.iterations + 20
+        panel.train_button.click()
+        await panel.session.task
+
+    asyncio.run(scenario())
+    panel.update(redraw=True)  # a redraw of the same state says nothing new
+    texts = [s.split(">", 1)[1].removesuffix("</div>") for s in said]
+    assert [t.split(" at ")[0] for t in texts] == [
+        "Training started", "Training stopped", "Training started",
+        "Training reached max iterations"], texts
+    assert all('role="status" aria-live="polite"' in s for s in said)
+
+    failing = make_panel(live=False, lr=10.0, max_iter=100, make=factory(QUARTIC, QUARTIC_DATA))
+    failing.run_sync()
+    text = failing.announce_html.value
+    assert "Training stopped by an error at iteration" in text and "NaN or infinite" in text, text

@@ -25,16 +25,16 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 import pytest
-from browser_support import CHROMIUM_FLAGS, css_rgb, require_chromium, save_screenshot
+from browser_support import chromium_context, css_rgb, save_screenshot
 from docs_support import TOUR, SiteBuild, site_tools
 from stepper_support import back_to_step, predict_through, shown, step_through, tutorial_run
 
 pytestmark = pytest.mark.browser
 
 try:
-    from playwright.sync_api import BrowserContext, Locator, Page, expect, sync_playwright
-except ImportError:  # pragma: no cover - CI installs the [browser] extra
-    sync_playwright = None
+    from playwright.sync_api import BrowserContext, Locator, Page, expect
+except ImportError:  # pragma: no cover - CI installs the [browser] extra; chromium_context
+    pass  # skips the tests without it
 
 # schemes a page may load from: its own files, and what its scripts make in memory
 LOCAL = ("file:", "data:", "blob:", "about:")
@@ -50,16 +50,8 @@ BOXES_JS = """(root, selector) => [...root.querySelectorAll(selector)].map(e => 
 @pytest.fixture
 def browser() -> Iterator[BrowserContext]:
     """A fresh headless Chromium (Debian's) with a desktop-sized window."""
-    executable = require_chromium()
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=executable, headless=True,
-                                     args=list(CHROMIUM_FLAGS))
-        try:
-            context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-            context.set_default_timeout(20_000)
-            yield context
-        finally:
-            chromium.close()
+    with chromium_context() as context:
+        yield context
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ from .canvas import PngFigure, drawn_png
 
 __all__ = ["BoundaryFigure", "LiveBoundary", "boundary_figure", "describe_boundary"]
 
+POINT_MARGIN = 0.35  # the points' labels, as far in from the scale's ends (a share of it)
 CMAP = "RdBu"  # class 0 (low outputs) red, class 1 (high) blue, white between
 
 
@@ -153,7 +154,12 @@ def boundary_figure(b: Boundary, *, title: str | None = None, width: float = 5.0
     fig.colorbar(fig.image, ax=ax, label=f"output {b.plane.output}", fraction=0.05, pad=0.02)
     fig.line = LineCollection([], colors="black", linewidths=1.2)
     ax.add_collection(fig.line)
-    colours: dict[str, Any] = {"cmap": CMAP, "norm": norm}
+    # the points in lighter shades of the scale, not its darkest ends: dark red and dark
+    # blue both look near black to a red-green colour-blind eye (protanopia), the lighter
+    # red and blue stay tan and blue (WCAG 1.4.1)
+    span = norm.vmax - norm.vmin
+    colours: dict[str, Any] = {"cmap": CMAP, "norm": Normalize(norm.vmin - POINT_MARGIN * span,
+                                                               norm.vmax + POINT_MARGIN * span)}
 
     def scatter(points: Any, marker: str, edge: str, label: str) -> PathCollection:
         colour = (points.labels if points.labels is not None

@@ -28,6 +28,9 @@ from .canvas import CEILING, RUN_COLOURS, PngFigure
 
 __all__ = ["LandscapeFigure", "describe_plane", "landscape_figure"]
 
+# the markers of the descent paths, in their order (beside their colours)
+PATH_MARKERS = ("o", "s", "^", "D", "v", "P")
+
 
 class LandscapeFigure(PngFigure):
     """A matplotlib figure of a loss landscape that shows itself in a notebook as a PNG.
@@ -182,7 +185,11 @@ def _landscape_figure(land: Landscape, title: str | None, log: bool | None, widt
             edge = {"markeredgecolor": "white", "markeredgewidth": 0.6}
             halo = [patheffects.Stroke(linewidth=2.2, foreground="white", alpha=0.8),
                     patheffects.Normal()]
-        line, = ax.plot([], [], "-o", color=colour, markersize=3 if plane.dims == 1 else 2.5,
+        # each path its own marker too: its colour is not all that tells it from the others
+        # (WCAG 1.4.1; several of the colours look alike to a red-green colour-blind eye)
+        marker = PATH_MARKERS[i % len(PATH_MARKERS)]
+        line, = ax.plot([], [], f"-{marker}", color=colour,
+                        markersize=3 if plane.dims == 1 else 2.5,
                         linewidth=0.8 if plane.dims == 1 else 1.2, label=path.label, zorder=2,
                         path_effects=halo)
         start, = ax.plot([], [], "o", color=colour, markersize=7, markerfacecolor="white",

@@ -452,6 +452,27 @@ class TrainingSession:
             self.note = printable(f"internal error after training: {type(err).__name__}: {err}")
             self._update(redraw=False)
 
+    def announcement(self) -> tuple[str, str]:
+        """What a screen reader is told when the run's state changes: a key that changes only
+        with the state (so a redraw or a new iteration is not announced again), and the
+        sentence (empty while idle: nothing happened yet)."""
+        words = self._state_words()
+        key = f"{self.state}:{words}"
+        t = self.trainer
+        if self.state == "idle" or t is None:
+            return key, ""
+        at = f"iteration {t.iterations}"
+        loss = (f", loss {fmt_number(t.history[-1].loss, 3, notation='short')}"
+                if t.history else "")
+        if self.state == "running":
+            return key, f"Training started at {at}."
+        if self.error is not None:
+            first = self.error_text.strip().splitlines()
+            return key, f"Training stopped by an error at {at}: {first[0] if first else ''}"
+        if self.state == "stopped":
+            return key, f"Training stopped at {at}{loss}."
+        return key, f"Training {words} at {at}{loss}."
+
     def _state_words(self) -> str:
         if self.state == "done" and self.trainer is not None:
             return "converged" if self.trainer.converged else "reached max iterations"

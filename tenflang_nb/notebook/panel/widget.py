@@ -33,7 +33,7 @@ from ..figures.boundary import LiveBoundary
 from ..figures.canvas import kept_png
 from ..figures.curve import LiveCurve, loss_curve_png
 from ..figures.live import LiveLandscape
-from ..views.html import CARD_STYLE
+from ..views.html import CARD_STYLE, SR_ONLY
 from ..views.tables import weights_html
 from .controls import PARAMETERS
 from .session import State, TrainingSession
@@ -139,6 +139,10 @@ class TrainingPanel:
         self.stop_button.on_click(lambda _button: self.session.stop())
         self.reset_button.on_click(lambda _button: self.session.reset())
         self.status_html = widgets.HTML()
+        # a live region told only when the state changes: started, converged, stopped, an
+        # error (never on every iteration or redraw)
+        self.announce_html = widgets.HTML()
+        self._announced = ""
         self.message_html = widgets.HTML()
         self.weights_html = widgets.HTML(layout=widgets.Layout(margin="0 0 0 1em"))
         self.plot = widgets.Image(format="png", layout=widgets.Layout(width="500px"))
@@ -149,7 +153,7 @@ class TrainingPanel:
             widgets.HBox([c["lr"], c["tol"]]),
             widgets.HBox([c["max_iter"], self.log_scale, self.show_landscape, self.show_boundary,
                           self.train_button, self.stop_button, self.reset_button]),
-            self.status_html, self.message_html,
+            self.status_html, self.announce_html, self.message_html,
             # wraps: the pictures and the weights do not fit every page's width
             widgets.HBox([self.plot, self.boundary_plot, self.landscape_plot, self.weights_html],
                          layout=widgets.Layout(flex_flow="row wrap")),
@@ -211,6 +215,11 @@ class TrainingPanel:
         self.reset_button.disabled = state == "idle"
         self.train_button.tooltip = self.session.train_action
         self.status_html.value = f"<code>{html.escape(self.status)}</code>"
+        key, sentence = self.session.announcement()
+        if key != self._announced:
+            self._announced = key
+            self.announce_html.value = (f'<div role="status" aria-live="polite" '
+                                        f'style="{SR_ONLY}">{html.escape(sentence)}</div>')
         self.message_html.value = self._message_html()
         self.weights_html.value = weights_html(
             self.trainer.weights if self.trainer is not None else {})
@@ -270,7 +279,9 @@ class TrainingPanel:
                 "live, with sliders and Train / Stop / Reset.</div>")
         error = ""
         if self.error is not None:  # the note on what Train does next needs the buttons
-            error = ("<pre style='color:#b00020;margin:0;white-space:pre-wrap'>"
+            # the card's white under the red too: a dark theme paints every pre dark
+            error = ("<pre style='color:#b00020;background:#ffffff;margin:0;"
+                     "white-space:pre-wrap'>"
                      f"{html.escape(self.session.error_text)}</pre>")
         error += "".join(f"<div><i>{html.escape(n)}</i></div>" for n in self.notes.values())
         has_curve = self.trainer is not None and bool(self.trainer.history) and self._png

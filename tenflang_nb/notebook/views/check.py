@@ -25,7 +25,7 @@ from ...core.backprop_check import (
 )
 from ...core.errors import printable
 from .diagnostics import cell_line, diagnostic_html
-from .html import Rendered, esc, new_prefix, page
+from .html import Rendered, esc, new_prefix, page, wide
 from .listing import source_lines
 
 __all__ = ["backprop_check_html", "check_in_cell", "sentence_html"]
@@ -74,7 +74,8 @@ def _lines_table(result: BackpropCheck) -> str:
                     "</tr>")
     head = (f'<tr><th>line</th><th style="{_LEFT}">your backward pass</th>'
             f'<th style="{_LEFT}">verdict</th></tr>')
-    return f'<table class="tf-table">{head}{"".join(rows)}</table>'
+    return wide(f'<table class="tf-table">{head}{"".join(rows)}</table>',
+                "your backward pass, line by line")
 
 
 def _adjoints_html(result: BackpropCheck) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ...core.cost import ModeComparison
 from ...core.formatting import fmt_number, fmt_seconds
 from .base import Shown, ViewOptions
-from .html import esc, new_prefix, page
+from .html import esc, new_prefix, page, wide
 
 __all__ = ["cost_html", "render"]
 
@@ -57,6 +57,7 @@ def _cost_body(cost: ModeComparison) -> str:
              "<th></th><th>forward mode (<code>tfcompiler --forward</code>)</th>"
              "<th>reverse mode (backprop, the GCP)</th></tr></thead>"
              f"<tbody>{body}</tbody></table>")
+    table = wide(table, "what one gradient costs")
     n = cost.components
     source = ("random values" if cost.synthetic else "the data") + (
         ", with the current weights")

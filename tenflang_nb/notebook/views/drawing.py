@@ -33,7 +33,7 @@ from ...core.graph import DataFlowGraph
 from ...core.lexical import GIVEN_KINDS
 from ...core.ops import Const
 from ...core.program import Program
-from .html import attrs, esc, plain_only, png_img, styled_only
+from .html import attrs, esc, plain_only, png_img, scroll_region, styled_only
 
 __all__ = [
     "COLLAPSE_AT", "KIND_STYLES", "MAX_NODES", "GraphLayout", "GraphUnavailable", "dot_source",
@@ -326,7 +326,10 @@ def render_svg(layout: GraphLayout) -> str:
     # Graphviz titles are our internal ids; a browser would show them as tooltips over the
     # real ones (the nodes' definitions)
     svg = re.sub(r"<title>[^<]*</title>\n?", "", svg)
-    return svg.replace("<svg ", '<svg class="tf-svg" ', 1)
+    # one picture to assistive technology, named by its nodes in order (its loose <text>
+    # pieces would read as a jumble): WCAG 1.1.1
+    name = attrs(aria_label=_alt_text(layout))
+    return svg.replace("<svg ", f'<svg class="tf-svg" role="img"{name} ', 1)
 
 
 def render_png(layout: GraphLayout, dpi: int = PNG_DPI) -> tuple[bytes, int]:
@@ -361,10 +364,18 @@ def _smaller_png(png: bytes) -> bytes:
 
 def _alt_text(layout: GraphLayout, limit: int = 40) -> str:
     """What the picture shows, for screen readers and a broken image: the nodes in order."""
-    shown = [n.tooltip for n in layout.nodes if n.names][:limit]
-    more = len([n for n in layout.nodes if n.names]) - len(shown)
+    named = sorted((n for n in layout.nodes if n.names), key=_order_number)
+    shown = [n.tooltip for n in named][:limit]
+    more = len(named) - len(shown)
     tail = f"; and {more} more" if more > 0 else ""
     return f"Data-flow graph: {'; '.join(shown)}{tail}"
+
+
+def _order_number(node: DrawnNode) -> float:
+    """A node's number in the topological order (its tooltip starts with it); a collapsed
+    vector, which has none, goes last."""
+    m = re.match(r"([0-9]+)\. ", node.tooltip)
+    return int(m.group(1)) if m else float("inf")
 
 
 def swatch(kind: str) -> str:
@@ -405,19 +416,24 @@ def order_html(program: Program, graph: DataFlowGraph) -> str:
         kind = program.kind(name)
         tags = attrs(data_tf_node=name, data_tf_lines=" ".join(map(str, _lines_of(program, name))),
                      data_tf_kind=kind, title=kind)
-        items.append(f"<li{tags}>{swatch(kind)}<code>{esc(definition_text(program, name))}"
-                     "</code></li>")
+        text = definition_text(program, name)
+        # the kind in words too, not only in the swatch's colour (WCAG 1.4.1): a given
+        # variable's text names it already, an intermediate one needs none
+        said = f" · {esc(kind)}" if kind != "intvar" and f": {kind}" not in text else ""
+        items.append(f"<li{tags}>{swatch(kind)}<code>{esc(text)}</code>{said}</li>")
     head = "<h4>Topological order</h4>"
     if not items:
         return head + '<div class="tf-note">(no variables)</div>'
-    return f'{head}<div class="tf-scroll"><ol class="tf-order">{"".join(items)}</ol></div>'
+    return (f'{head}<div class="tf-scroll" {scroll_region("topological order")}>'
+            f'<ol class="tf-order">{"".join(items)}</ol></div>')
 
 
 def _edges_list(graph: DataFlowGraph) -> str:
     items = [f"<li><code>{esc(a)}</code> → <code>{esc(c)}</code></li>"
              for a, c in graph.edges()]
     body = "".join(items) or "<li>(no edges)</li>"
-    return f'<h4>Edges (data flows →)</h4><div class="tf-scroll"><ul>{body}</ul></div>'
+    return (f'<h4>Edges (data flows →)</h4><div class="tf-scroll" {scroll_region("edges")}>'
+            f"<ul>{body}</ul></div>")
 
 
 def graph_html(program: Program, graph: DataFlowGraph, prefix: str, *,
@@ -445,8 +461,16 @@ def graph_html(program: Program, graph: DataFlowGraph, prefix: str, *,
                 f'<div class="tf-row"><div class="tf-col-narrow">{order}</div>'
                 f'<div class="tf-col">{_edges_list(graph)}</div></div></div>')
     title = f"<h4>{esc(caption)}</h4>" if caption else "<h4>Data-flow graph</h4>"
+    # the graph as text (WCAG 1.1.1): the order and the edges, unless the order is beside it
+    text = ""
+    if include_order_in_fallback:
+        n = len(graph.topological_order())
+        text = (f'<details class="tf-graph-text"><summary>The graph as text: its {n} '
+                "variables in topological order, and its edges</summary>"
+                f"{order_html(program, graph)}{_edges_list(graph)}</details>")
     return (f'<div class="tf-graph-view">{title}{legend}{notes}'
-            f'<div class="tf-graph">{styled_only(svg, "tf-graph-svg")}{picture}</div></div>')
+            f'<div class="tf-graph">{styled_only(svg, "tf-graph-svg")}{picture}</div>'
+            f"{text}</div>")
 
 
 def _picture(layout: GraphLayout) -> str:

@@ -10,7 +10,7 @@ added or changed), in a ``<pre>`` with inline colours so it reads in an untruste
 ...                                                  "sq (edited GCP)"))
 >>> shown
 <TenFlang model 'sq_edited': the GCP of 'sq' with 1 line changed, 1 removed>
->>> print(shown.html.split('<pre style="margin:4px 0">')[1].split("</pre>")[0])
+>>> print(shown.html.split('<pre style="margin:4px 0;color:#111827">')[1].split("</pre>")[0])
 <span style="background:#fee2e2">- 11 | define d/L/d/w = add w w</span>
 <span style="background:#dcfce7">+ 11 | define d/L/d/w = w</span>
 """
@@ -50,6 +50,7 @@ def edit_summary(name: str, of: str, edited: EditedGcp) -> Rendered:
     head = (f"<div><b>{esc(name)}</b>: the GCP of <code>{esc(of)}</code> edited, {esc(what)}; "
             f"<code>{esc(name)}.gcp</code> is the edited GCP, <code>{esc(name)}.gradcheck(...)"
             "</code> names the weights whose gradient it broke.</div>")
-    body = head + (f'<pre style="margin:4px 0">{listing}</pre>' if rows else "")
+    # the text's colour with its background's: a dark theme's pale text must not sit on them
+    body = head + (f'<pre style="margin:4px 0;color:#111827">{listing}</pre>' if rows else "")
     return Rendered(page(body, new_prefix(body), interactive=False),
                     f"<TenFlang model '{name}': the GCP of '{of}' with {what}>")

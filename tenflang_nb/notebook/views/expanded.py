@@ -41,5 +41,5 @@ def listing_expanded(program: Program, name: str = "model") -> str:
     total = len(program.statements)
     return (f'<div class="tf-expanded"><h4>Expanded program ({total} statements; '
             f"←N: the line you wrote)</h4>{note}"
-            f'{pane(rows, "tf-expanded-code", hang=width + from_width + 4)}'
+            f'{pane(rows, "tf-expanded-code", "expanded program", hang=width + from_width + 4)}'
             f'{more_lines(total, f"{name}.program.text()")}</div>')

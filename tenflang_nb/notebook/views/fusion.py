@@ -12,7 +12,7 @@ from __future__ import annotations
 from ...core.errors import TenFlangError
 from ...core.fusedlisting import Listing, Pass
 from .base import Shown, ViewOptions
-from .html import esc
+from .html import esc, wide
 
 __all__ = ["render"]
 
@@ -37,13 +37,15 @@ def render(model: Shown, o: ViewOptions) -> str:
     rows = "".join(_row(i, p) for i, p in enumerate(listing.passes, 1))
     after = (f"<p>Then numpy averages {_names(listing.means)} over the examples.</p>"
              if listing.means else "")
-    return ('<div class="tf-fusion"><table class="tf-table"><caption>How the fused engine '
-            f"runs {esc(model.name)}'s GCP in training, on {listing.examples:,} examples: "
-            f"{len(listing.passes)} pass{'es' * (len(listing.passes) != 1)}</caption>"
-            '<thead><tr><th scope="col">pass</th><th scope="col">how</th>'
-            '<th scope="col">GCP lines</th><th scope="col">stays in cache (never stored)</th>'
-            '<th scope="col">stored for later</th><th scope="col">batch means summed in the '
-            f"pass</th></tr></thead><tbody>{rows}</tbody></table>{after}"
+    table = ('<table class="tf-table"><caption>How the fused engine '
+             f"runs {esc(model.name)}'s GCP in training, on {listing.examples:,} examples: "
+             f"{len(listing.passes)} pass{'es' * (len(listing.passes) != 1)}</caption>"
+             '<thead><tr><th scope="col">pass</th><th scope="col">how</th>'
+             '<th scope="col">GCP lines</th><th scope="col">stays in cache (never stored)</th>'
+             '<th scope="col">stored for later</th><th scope="col">batch means summed in the '
+             f"pass</th></tr></thead><tbody>{rows}</tbody></table>")
+    passes = wide(table, "the fused engine's passes")
+    return (f'<div class="tf-fusion">{passes}{after}'
             '<p class="tf-note">A value that stays in cache costs no trip to memory: the '
             "engine's gain over running one numpy call per line. "
             "<code>tf.fusion(gcp).text()</code> lists every instruction.</p></div>")

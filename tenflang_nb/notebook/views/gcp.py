@@ -62,7 +62,8 @@ def _shape_listing(source: str, program: Program, name: str) -> str:
         tags = attrs(cls="tf-line tf-shape-line", data_tf_line=number,
                      data_tf_nodes=" ".join(names) if names else None)
         rows.append(line_row(tags, number, width, code))
-    return pane(rows, "tf-shape", hang=width + 2) + more_lines(total, f"{name}.source")
+    return (pane(rows, "tf-shape", f"shape program of {name}", hang=width + 2)
+            + more_lines(total, f"{name}.source"))
 
 
 def _gcp_listing(gcp: Gcp, name: str) -> str:
@@ -76,7 +77,7 @@ def _gcp_listing(gcp: Gcp, name: str) -> str:
                      data_tf_gcp_line=number, data_tf_section=line.section, title=title)
         rows.append(line_row(tags, number, width, code))
     more = more_lines(len(gcp.lines), f"{name}.gcp_full" if gcp.full else f"{name}.gcp")
-    return pane(rows, "tf-gcp", hang=width + 2) + more
+    return pane(rows, "tf-gcp", f"Gradient Computing Program of {name}", hang=width + 2) + more
 
 
 def counts_text(shown: int, full: bool, other: int | None) -> str:

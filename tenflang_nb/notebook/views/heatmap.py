@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...core.formatting import fmt_number, fmt_shape
-from .html import esc
+from .html import attrs, esc
 
 __all__ = ["LEGEND", "PALETTE", "PALETTE_CODES", "dot_cells", "grid", "heat_data", "html_heatmap",
            "legend_html", "levels", "svg_cells"]
@@ -173,7 +173,11 @@ def html_heatmap(name: str, value: np.ndarray) -> str:
             tds.append(f'<td style="{cell};background:{_colour(codes[i])}" '
                        f'title="{esc(title)}"></td>')
         body.append(f'<tr style="background:transparent">{"".join(tds)}</tr>')
-    table = ('<table class="tf-hm-table" style="border-collapse:collapse;border-spacing:0;'
+    # one picture to a screen reader, its values as text in its name (WCAG 1.1.1)
+    values = ", ".join(fmt_number(x, 4) for x in flat)
+    label = f"heatmap of {name}, {fmt_shape(shape)}, entries in row-major order: {values}"
+    table = (f'<table class="tf-hm-table" role="img"{attrs(aria_label=label)} '
+             'style="border-collapse:collapse;border-spacing:0;'
              'table-layout:auto;margin:2px 0;width:auto;display:inline-table;'
              'vertical-align:middle">'
              f'<tbody>{"".join(body)}</tbody></table>')

@@ -27,12 +27,15 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["CARD_STYLE", "Rendered", "attrs", "esc", "new_prefix", "page", "plain_only",
-           "png_img", "static_text", "styled_only"]
+__all__ = ["CARD_STYLE", "SR_ONLY", "Rendered", "attrs", "esc", "new_prefix", "page", "plain_only",
+           "png_img", "scroll_region", "static_text", "styled_only", "wide"]
 
 _counter = itertools.count(1)
 # a view's colours, set on its root element (also by tenflang.css, for the trusted output)
 CARD_STYLE = "color:#111827;background:#ffffff;padding:6px;border-radius:6px"
+# text for screen readers only, out of sight (inline: it must hold without our stylesheet)
+SR_ONLY = ("position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;"
+           "clip:rect(0,0,0,0);white-space:nowrap;border:0")
 
 
 def esc(text: object) -> str:
@@ -53,6 +56,28 @@ def attrs(**values: object) -> str:
         name = "class" if key == "cls" else key.replace("_", "-")
         out.append(f' {name}="{esc(value)}"')
     return "".join(out)
+
+
+def scroll_region(label: str) -> str:
+    """The attributes of a pane that scrolls: a region named ``label`` that takes the
+    keyboard's focus, so it scrolls by keys too (WCAG 2.1.1).
+
+    >>> scroll_region("edges")
+    'tabindex="0" role="region" aria-label="edges"'
+    """
+    return f'tabindex="0" role="region" aria-label="{esc(label)}"'
+
+
+def wide(table: str, label: str) -> str:
+    """``table`` in a pane of its own width that scrolls sideways when the page is narrower
+    (320 CSS pixels, a zoomed page: WCAG 1.4.10), by keys too. Styled inline: the same in a
+    sanitized output.
+
+    >>> wide("<table></table>", "costs")[:60]
+    '<div class="tf-wide" tabindex="0" role="region" aria-label="'
+    """
+    return (f'<div class="tf-wide" {scroll_region(label)} style="overflow-x:auto;'
+            f'max-width:100%">{table}</div>')
 
 
 def new_prefix(content: str) -> str:

@@ -9,8 +9,8 @@ spaces: its text reads line by line even where no stylesheet applies (an untrust
 A pane that wraps (:func:`pane`'s ``hang``) breaks a long line at the pane's edge rather than
 hiding its end, and (where its stylesheet applies) indents the rest under the line's code.
 
->>> listing = pane([line_row(' class="tf-line"', 1, 1, "declare input x")], "tf-x")
->>> listing.startswith('<pre class="tf-scroll tf-code tf-x">'), listing.count(chr(10))
+>>> listing = pane([line_row(' class="tf-line"', 1, 1, "declare input x")], "tf-x", "x")
+>>> listing.startswith('<pre class="tf-scroll tf-code tf-x" tabindex="0"'), listing.count(chr(10))
 (True, 1)
 """
 
@@ -24,7 +24,7 @@ from pygments.formatters import HtmlFormatter
 from ...core.lexical import split_lines
 from ...core.syntax import Declare, Define
 from ...lexer import TenFlangLexer, TenFlangStyle
-from .html import esc
+from .html import esc, scroll_region
 
 __all__ = ["MAX_LISTED", "highlight_lines", "line_row", "more_lines", "pane", "source_lines",
            "statement_name"]
@@ -76,16 +76,17 @@ def line_row(tags: str, number: int, width: int, code: str, before: str = "") ->
     itself), what goes ``before`` the code, the code, a newline.
 
     >>> print(line_row(' class="tf-line"', 7, 2, "define z = mul x w"))
-    <span class="tf-line"><span class="tf-ln" style="color:#9ca3af"> 7  </span>define z = mul x w
+    <span class="tf-line"><span class="tf-ln" style="color:#57606b"> 7  </span>define z = mul x w
     </span>
     """
     number_text = f"{number:>{width}}  "
-    return (f'<span{tags}><span class="tf-ln" style="color:#9ca3af">{number_text}</span>'
+    return (f'<span{tags}><span class="tf-ln" style="color:#57606b">{number_text}</span>'
             f"{before}{code}\n</span>")
 
 
-def pane(rows: list[str], cls: str, hang: int = 0) -> str:
-    """The listing: ``rows`` in a scrolling ``<pre>``.
+def pane(rows: list[str], cls: str, label: str, hang: int = 0) -> str:
+    """The listing: ``rows`` in a scrolling ``<pre>``, a region named ``label`` that takes
+    the keyboard's focus (so it scrolls by keys: WCAG 2.1.1).
 
     ``hang``: long lines wrap at the pane's edge instead of running past it, and go on
     ``hang`` characters in (the number, its two spaces and what goes before the code), under
@@ -93,14 +94,16 @@ def pane(rows: list[str], cls: str, hang: int = 0) -> str:
     the stylesheet's (``.tf-hang``: it needs the rows as blocks, which a sanitized output must
     not get: its text would read with a blank line between lines).
 
-    >>> pane([], "tf-x", hang=4).split(";")[-1]
+    >>> pane([], "tf-x", "x", hang=4).split(";")[-1]
     '--tf-hang:4"></pre>'
     """
+    region = scroll_region(label)
     if not hang:
-        return f'<pre class="tf-scroll tf-code {cls}">{"".join(rows)}</pre>'
+        return f'<pre class="tf-scroll tf-code {cls}" {region}>{"".join(rows)}</pre>'
     # word-break: JupyterLab breaks an output's pre anywhere (break-all), even mid-word
     style = f"white-space:pre-wrap;word-break:normal;overflow-wrap:break-word;--tf-hang:{hang}"
-    return f'<pre class="tf-scroll tf-code {cls} tf-hang" style="{style}">{"".join(rows)}</pre>'
+    return (f'<pre class="tf-scroll tf-code {cls} tf-hang" {region} style="{style}">'
+            f'{"".join(rows)}</pre>')
 
 
 def more_lines(total: int, where: str) -> str:

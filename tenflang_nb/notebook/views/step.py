@@ -46,7 +46,7 @@ from .drawing import (
 )
 from .heatmap import PALETTE_CODES, dot_cells, heat_data, html_heatmap, svg_cells
 from .heatmap import legend_html as heat_legend
-from .html import Rendered, attrs, esc, new_prefix, page, png_img, static_text
+from .html import Rendered, attrs, esc, new_prefix, page, png_img, static_text, wide
 from .listing import MAX_LISTED, highlight_lines, line_row, pane
 
 __all__ = ["MAX_TABLE_ROWS", "render", "stepper_html", "stepper_view"]
@@ -158,8 +158,9 @@ def _variables_table(run: StepperRun, sid: str, why: str) -> str:
         rows.append(f'<tr id="{sid}_v{i}"><td class="tf-name"><code>{esc(v)}</code></td>'
                     f'<td class="tf-slot-value">{esc(start["value"])}</td>{grad}</tr>')
     return (f'<div class="tf-note"><b>No graph drawing:</b> {why}.</div>'
-            f'<table class="tf-table"><thead><tr><th>variable</th><th>value</th>'
-            f'<th>grad</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+            + wide('<table class="tf-table"><thead><tr><th>variable</th><th>value</th>'
+                   f'<th>grad</th></tr></thead><tbody>{"".join(rows)}</tbody></table>',
+                   "variables"))
 
 
 def _listing(run: StepperRun) -> str:
@@ -180,7 +181,7 @@ def _listing(run: StepperRun) -> str:
     if len(run.gcp.lines) > MAX_LISTED:
         more = (f'<div class="tf-note">… {len(run.gcp.lines) - MAX_LISTED} more lines, not '
                 "stepped through.</div>")
-    return pane(rows, "tf-step-gcp") + more
+    return pane(rows, "tf-step-gcp", "Gradient Computing Program") + more
 
 
 def _rhs_marked(code: str) -> str:
@@ -267,7 +268,8 @@ def _static_table(run: StepperRun) -> str:
     more = len(steps) - MAX_TABLE_ROWS
     if more > 0:
         rows.append(f'<tr><td colspan="5">… {more} more steps</td></tr>')
-    return f'<table class="tf-table tf-step-table">{head}<tbody>{"".join(rows)}</tbody></table>'
+    return wide(f'<table class="tf-table tf-step-table">{head}<tbody>{"".join(rows)}</tbody>'
+                "</table>", "every step")
 
 
 def final_labels(run: StepperRun) -> dict[str, tuple[str, str | None]]:

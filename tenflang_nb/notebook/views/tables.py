@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...core.formatting import fmt_value
-from .html import esc
+from .html import esc, wide
 
 __all__ = ["MAX_WEIGHT_ROWS", "table_html", "table_text", "weights_html"]
 
@@ -50,8 +50,8 @@ def table_html(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None 
         css = f' class="{classes[i]}"' if classes and i in classes else ""
         body.append(f"<tr{css}>{''.join(cells)}</tr>")
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return (f'<table class="tf-table">{cap}<thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>")
+    return wide(f'<table class="tf-table">{cap}<thead><tr>{head}</tr></thead>'
+                f"<tbody>{''.join(body)}</tbody></table>", caption or "table")
 
 
 def weights_html(weights: Mapping[str, Any], limit: int = MAX_WEIGHT_ROWS) -> str:

@@ -55,8 +55,7 @@
       if (!visible) { pane.scrollTop = Math.max(0, from - 40); }
     });
   }
-  root.addEventListener("mouseover", function (event) {
-    var el = event.target.closest ? event.target.closest(WATCHED) : null;
+  function light(el) {
     clear();
     if (!el || !root.contains(el)) { return; }
     var sels = selectors(el);
@@ -66,8 +65,69 @@
       lit.push(m);
     });
     reveal(el);
+  }
+  root.addEventListener("mouseover", function (event) {
+    light(event.target.closest ? event.target.closest(WATCHED) : null);
   });
-  root.addEventListener("mouseleave", clear);
+  root.addEventListener("mouseleave", function () { if (!kbd) { clear(); } });
+
+  /* The keyboard does what hovering does (WCAG 2.1.1): in a focused pane (a listing, the
+     order) the up and down arrows, Home and End move to a line and light what it stands
+     for; a status line tells a screen reader which line and how much lit up; Escape or
+     leaving the pane clears it. The listener sits on the window, on the way down, as the
+     stepper's does: JupyterLab would otherwise take the arrows to move between cells. */
+  var kbd = null;
+  var status = document.createElement("span");
+  status.className = "tf-sr";
+  status.setAttribute("role", "status");
+  root.appendChild(status);
+  root.querySelectorAll(".tf-scroll").forEach(function (pane) {
+    if (pane.querySelector(WATCHED)) {
+      pane.setAttribute("aria-keyshortcuts", "ArrowUp ArrowDown Home End Escape");
+    }
+  });
+  function leave() {
+    if (kbd) { kbd.classList.remove("tf-kbd"); kbd = null; }
+    clear();
+  }
+  function moveTo(pane, el) {
+    if (kbd) { kbd.classList.remove("tf-kbd"); }
+    kbd = el;
+    el.classList.add("tf-kbd");
+    light(el);
+    var box = pane.getBoundingClientRect(), r = el.getBoundingClientRect();
+    if (r.top < box.top || r.bottom > box.bottom) {
+      pane.scrollTop += r.top - box.top - pane.clientHeight / 3;
+    }
+    var others = lit.filter(function (m) { return m !== el; }).length;
+    status.textContent = el.textContent.replace(/\s+/g, " ").trim() + ": " + others +
+      " related " + (others === 1 ? "line or node" : "lines and nodes") + " highlighted";
+  }
+  function onKey(event) {
+    if (!root.isConnected) { window.removeEventListener("keydown", onKey, true); return; }
+    var pane = event.target;
+    if (!(pane instanceof Element) || !pane.classList.contains("tf-scroll") ||
+        !root.contains(pane) || event.altKey || event.ctrlKey || event.metaKey) { return; }
+    var items = [].slice.call(pane.querySelectorAll(WATCHED));
+    if (items.length === 0) { return; }
+    if (event.key === "Escape") { leave(); return; }
+    var at = kbd && pane.contains(kbd) ? items.indexOf(kbd) : -1;
+    var to = null;
+    if (event.key === "ArrowDown") { to = Math.min(items.length - 1, at + 1); }
+    else if (event.key === "ArrowUp") { to = at < 0 ? 0 : Math.max(0, at - 1); }
+    else if (event.key === "Home") { to = 0; }
+    else if (event.key === "End") { to = items.length - 1; }
+    if (to === null) { return; }
+    event.stopPropagation();
+    event.preventDefault();
+    moveTo(pane, items[to]);
+  }
+  window.addEventListener("keydown", onKey, true);
+  root.addEventListener("focusout", function (event) {
+    if (kbd && !(event.relatedTarget && kbd.closest(".tf-scroll").contains(event.relatedTarget))) {
+      leave();
+    }
+  });
 })((function () {
   var script = document.currentScript;
   return (script && script.closest(".tf-root")) || document.getElementById("__TF_PREFIX__");

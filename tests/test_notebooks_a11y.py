@@ -1,0 +1,81 @@
+"""The tutorials' own text, read as a screen reader reads it (WCAG 2.1 AA): every image has
+alt text, headings start at the title (level 1) and go down one level at a time, and every
+link's text says where it goes ("here", "this", a bare address do not).
+
+The Markdown cells are parsed by markdown-it (what MyST, the website's reader, uses).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TUTORIALS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# link texts that do not say where the link goes (WCAG 2.4.4)
+VAGUE = {"here", "click here", "this", "this link", "link", "more", "read more", "there",
+         "this page", "see here"}
+HTML_IMG = re.compile(r"<img\b[^>]*>", re.I)
+
+
+def _markdown(path: Path) -> list[str]:
+    cells = json.loads(path.read_text("utf-8"))["cells"]
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in cells if c["cell_type"] == "markdown"]
+
+
+def problems(cells: list[str]) -> list[str]:
+    """What a screen reader's user would stumble on in these Markdown cells, in order.
+
+    >>> for found in problems(["# T\\n### skipped", "![](x.png) [here](a.md) <img src=y>"]):
+    ...     print(found)
+    heading level 3 after 1: ### skipped
+    image x.png has no alt text
+    link text 'here' (a.md)
+    HTML image without alt: <img src=y>
+    """
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    found: list[str] = []
+    level = 0
+    for text in cells:
+        tokens = md.parse(text)
+        for i, token in enumerate(tokens):
+            if token.type == "heading_open":
+                new = int(token.tag[1])
+                title = tokens[i + 1].content
+                if (level == 0 and new != 1) or new > level + 1:
+                    found.append(f"heading level {new} after {level}: {'#' * new} {title}")
+                level = new
+            for child in token.children or []:
+                if child.type == "image" and not child.content.strip():
+                    found.append(f"image {child.attrs.get('src')} has no alt text")
+            children = token.children or []
+            for j, child in enumerate(children):
+                if child.type != "link_open":
+                    continue
+                words = []
+                for after in children[j + 1:]:
+                    if after.type == "link_close":
+                        break
+                    words.append(after.content)
+                label = "".join(words).strip()
+                href = str(child.attrs.get("href", ""))
+                if label.lower().rstrip(".:") in VAGUE or label == href:
+                    found.append(f"link text {label!r} ({href})")
+        for tag in HTML_IMG.findall(text):
+            if not re.search(r"\balt\s*=\s*[\"'][^\"']+", tag):
+                found.append(f"HTML image without alt: {tag}")
+    return found
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=[p.stem for p in TUTORIALS])
+def test_tutorial_markdown_reads_well_to_a_screen_reader(path: Path) -> None:
+    cells = _markdown(path)
+    assert cells, f"{path.name}: no Markdown cells"
+    found = problems(cells)
+    assert not found, f"{path.name}:\n  " + "\n  ".join(found)
