@@ -450,8 +450,11 @@ def test_the_checks_draw_each_students_programs(shell: Any,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     cells = _engine_cells(forward_answer=("values = dict(values)", "values = {}"))
     seen = []
+    from tenflang_nb.notebook.grading_mode import GRADING
+
     for student in ("ada", "bob", "ada"):
         monkeypatch.setenv("TENFLANG_STUDENT", student)
+        GRADING.reset()  # a kernel of their own: the student stays as grading mode found it
         seen.append(str(_run_engine(shell, cells, "forward_check")))
     assert seen[0] == seen[2] != seen[1]
     # what the function raised, where, and on which program: no traceback

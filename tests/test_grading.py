@@ -97,6 +97,12 @@ def start(ip: Any, *, teacher: bool = False) -> str:
     return cap.stdout
 
 
+def teacher(ip: Any) -> None:
+    """The teacher's copy in a fresh grading mode: teacher_copy() in the setup cell."""
+    GRADING.reset()
+    start(ip, teacher=True)
+
+
 def error_of(result: Any) -> BaseException:
     error = result.error_in_exec
     assert error is not None, "the cell passed"
@@ -243,7 +249,7 @@ def test_the_stepper_shows_the_forward_half(ip: Any) -> None:
     assert "The forward pass only:" in page and "define d/L/d/" not in page
     # the final graph's caption promises no adjoints
     assert "After the last step, every value:" in page and "every value and adjoint" not in page
-    run(ip, "tf.grading.teacher_copy()")
+    teacher(ip)
     full = ip.user_ns["quad"].stepper_run({"x": 1.0, "y": 0.5})
     assert {s.phase for s in full.steps} == {"forward", "backward"} and not full.withheld
 
@@ -268,7 +274,7 @@ def test_predict_mode_asks_nothing_of_a_graded_model(ip: Any) -> None:
     mine = ip.user_ns["mine"].stepper_run({"x": 1.0, "y": 0.5}, predict=True)
     assert [q.adjoint for q in mine.questions][:2] == ["d/L/d/e", "d/L/d/p"]
     assert any(m.hint for q in mine.questions for m in q.mistakes)
-    run(ip, "tf.grading.teacher_copy()")
+    teacher(ip)
     full = quad.stepper_run({"x": 1.0, "y": 0.5}, predict=True)
     assert len(full.questions) == 4 and not full.withheld
     assert '"predict":' in quad.stepper({"x": 1.0, "y": 0.5}, predict=True).html
@@ -276,15 +282,17 @@ def test_predict_mode_asks_nothing_of_a_graded_model(ip: Any) -> None:
 
 def test_training_is_withheld_where_an_exercise_asks_a_trained_number(ip: Any) -> None:
     start(ip)
-    for cell in ("quad.train({'x': [1.0], 'y': [0.5]}, lr=2, max_iter=1)",
-                 "quad.trainer({'x': [1.0], 'y': [0.5]})"):
-        assert "grading mode withholds training 'quad'" in str(error_of(run(ip, cell)[0]))
+    cell = "quad.train({'x': [1.0], 'y': [0.5]}, lr=2, max_iter=1)"
+    assert "grading mode withholds training 'quad'" in str(error_of(run(ip, cell)[0]))
     data = "data = {'x': [1.0, 2.0], 'y': [0.5, 1.0]}"
     run(ip, data)
     result, cap = run(ip, "%%tenflang quad --show none --train data --no-live\n" + QUAD)
     assert result.error_in_exec is None and "withholds training" in html(cap)
     # chain is graded, but no exercise asks a trained number of it
     assert run(ip, "chain.train(data, max_iter=2)")[0].error_in_exec is None
+    # what trains it in the open holds its GCP: the trainer, the panel (issue 24)
+    for cell in ("chain.trainer(data).gcp_program", "chain.training_panel(data)"):
+        assert "grading mode withholds the t" in str(error_of(run(ip, cell)[0])), cell
 
 
 def test_an_edited_gcp_is_withheld_as_the_gcp_is(ip: Any) -> None:
@@ -317,7 +325,7 @@ def test_an_edited_gcp_is_withheld_as_the_gcp_is(ip: Any) -> None:
     mine_broken = ip.user_ns["mine_broken"]
     mine_broken.weights["w"] = 1.5  # away from 0, where 2 w and w agree
     assert mine_broken.gradcheck({"x": 1.0, "y": 0.5}).wrong == ["w"]
-    run(ip, "tf.grading.teacher_copy()")
+    teacher(ip)
     result, cap = run(ip, f"%%tenflang_gcp quad broken {example}\n" + ip.user_ns["edited"])
     assert result.error_in_exec is None and "broken" in ip.user_ns
     assert "define d/s/d/w = w" in html(cap) and ip.user_ns["broken"].gcp.count("= w\n") == 1
@@ -405,7 +413,7 @@ def test_a_pasted_backward_pass_is_refused_in_grading_mode_only(ip: Any) -> None
     message = str(error_of(run(ip, check_cell())[0]))
     assert "your answer is the compiler's backward pass, pasted" in message
     assert "nothing was checked" in message
-    run(ip, "tf.grading.teacher_copy()")
+    teacher(ip)
     run(ip, "%%tenflang_check quad ex4\n" + pasted)
     assert run(ip, check_cell())[0].error_in_exec is None
 
@@ -418,7 +426,7 @@ def test_no_hint_spells_out_the_compilers_formula_in_grading_mode(ip: Any) -> No
     report = ip.user_ns["ex7"].report()
     assert "where the local partial d/h/d/a belongs" in report
     assert "mul h h" not in report and "mul h h" not in html(cap)
-    run(ip, "tf.grading.teacher_copy()")
+    teacher(ip)
     run(ip, "%%tenflang_check chain ex7 --require a\n" + wrong)
     assert "d/h/d/a = sub 1 (mul h h)" in ip.user_ns["ex7"].report()
 
@@ -439,16 +447,16 @@ def test_a_numeric_answer_is_given_then_checked_by_hidden_code(ip: Any,
                                                                  "'answer_3')")[0]))
     run(ip, "answer_3 = 0.125")
     _, cap = run(ip, "tf.grading.given('answer_3')")
-    assert cap.stdout == "answer_3 = 0.125 is a number: the autograder checks its value.\n"
+    assert cap.stdout == ("answer_3 = 0.125 is a number: the autograder reads the number "
+                          "written in your answer cell and checks its value.\n")
     hidden = (f"expected = tf.grading.gradient('quad', 'w', fingerprint={QUAD_PRINT!r}, "
               "example='ex3')")
-    # the student's copy does not compute the answer...
+    # no kernel computes the answer, the student's or the one nbgrader runs: the autograder
+    # computes it in its own process (tenflang_nb.grader)
     assert "computes an answer" in str(error_of(run(ip, hidden)[0]))
-    # ...the autograder's hidden tests do
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
-    assert run(ip, hidden)[0].error_in_exec is None
-    # p = w² x: with w = 0 the gradient is 0
-    assert ip.user_ns["expected"] == 0.0
+    assert "computes an answer" in str(error_of(run(ip, hidden)[0]))
+    ip.user_ns["expected"] = 0.0  # p = w² x: with w = 0 the gradient is 0
     run(ip, "answer_3 = 0.0")
     assert run(ip, "tf.grading.check_number('answer_3', expected)")[0].error_in_exec is None
     run(ip, "answer_3 = 0.5")
@@ -464,6 +472,7 @@ def test_a_numeric_answer_is_given_then_checked_by_hidden_code(ip: Any,
 def test_a_student_gets_the_same_numbers_in_their_copy_and_at_autograde(
         ip: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     def numbers() -> tuple[str, str]:
+        GRADING.reset()  # a fresh kernel: the student is found when grading mode starts
         run(ip, "tf.grading.start('lab', graded=['quad'])")
         run(ip, "%%tenflang quad --show none\n" + QUAD)
         _, example = run(ip, "tf.grading.example('ex3', x=[1, 2, 3, 4, 5, 6], y=[0, 1, 2])")
@@ -695,3 +704,48 @@ def test_the_grading_calls_refuse_bad_arguments_by_name(ip: Any, cell: str, said
     assert isinstance(error, TenFlangError), repr(error)
     assert said in error.render(), error.render()
     assert GRADING.graded == graded  # nothing recorded from a refused start
+
+
+# ------------------------------------------------------------------------------ the kernel's holes
+
+
+def cell(ip: Any, source: str) -> Any:
+    """A cell run as a notebook runs it: its own execution count."""
+    with capture_output():
+        return ip.run_cell(source, store_history=True)
+
+
+def test_grading_mode_stays_as_the_setup_cell_started_it(ip: Any,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    cell(ip, "tf.grading.start('lab', graded=['quad'])")
+    cell(ip, "%%tenflang quad --show none\n" + QUAD)
+    # a student's cell cannot turn it off, start it for another assignment or as a classmate
+    assert "only the setup cell of the teacher's copy" in str(
+        error_of(cell(ip, "tf.grading.teacher_copy()")))
+    assert GRADING.on
+    assert "has started for lab already" in str(
+        error_of(cell(ip, "tf.grading.start('other', graded=[])")))
+    monkeypatch.setenv("TENFLANG_STUDENT", "bob")
+    assert cell(ip, "tf.grading.start('lab', graded=[])").error_in_exec is None
+    assert GRADING.student == "ada" and GRADING.graded == ("quad",)
+    assert isinstance(error_of(cell(ip, "quad.gcp")), tf.TenFlangError)
+    # an example once drawn stays
+    cell(ip, "e = tf.grading.example('ex3', x=[1, 2, 3], w=[0])")
+    assert cell(ip, "tf.grading.example('ex3', x=[1, 2, 3], w=[0])").error_in_exec is None
+    assert "is drawn already" in str(error_of(cell(ip, "tf.grading.example('ex3', x=[7], "
+                                                       "w=[0])")))
+    # the teacher's copy: teacher_copy() in the cell that starts grading mode
+    GRADING.reset()
+    cell(ip, "tf.grading.start('lab', graded=['quad'])\ntf.grading.teacher_copy()")
+    assert not GRADING.on
+
+
+def test_a_number_is_an_int_or_a_float_exactly(ip: Any) -> None:
+    start(ip)
+    run(ip, "class Anything(float):\n    def __eq__(self, other): return True\n"
+            "    __hash__ = float.__hash__\nanswer_3 = Anything(0.5)")
+    assert "should be a number" in str(error_of(run(ip, "tf.grading.given('answer_3')")[0]))
+    assert "not answered with a number" in str(
+        error_of(run(ip, "tf.grading.check_number('answer_3', 0.5)")[0]))
+    run(ip, "import numpy as np\nanswer_3 = np.float64(0.5)")
+    assert run(ip, "tf.grading.check_number('answer_3', 0.5)")[0].error_in_exec is None

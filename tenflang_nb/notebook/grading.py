@@ -29,21 +29,13 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
-from ..core import api
-from ..core.agreement import entrywise_agreement
 from ..core.arguments import (
-    ArgumentError,
     Rule,
     check_arguments,
     check_instance,
-    check_values,
     label,
     python_name,
     shown,
@@ -51,27 +43,25 @@ from ..core.arguments import (
 from ..core.backprop_check import DRAWS, OPTIONS
 from ..core.engine_check import PROGRAMS, engine_part
 from ..core.engine_check import check_engine as check_function
-from ..core.errors import TenFlangError, printable
-from ..core.formatting import fmt_assignments, fmt_list, fmt_value
-from ..core.grading import NBGRADER_STUB, draw_example
+from ..core.formatting import fmt_assignments, fmt_list
+from ..core.grading import draw_example
 from ..core.grading import fingerprint as digest
-from ..core.lexical import adjoint_name
-from ..core.plan import Plan
-from ..core.program import ancestors
-from ..core.settings import SETTINGS
+from ..core.settings import SETTINGS, TrainSettings
 from .grading_mode import GRADING
 from .model import TenFlangModel
+from .verdicts import (
+    FIT_MAX_ITER,
+    FIT_STARTS,
+    GradingFailure,
+    answer_verdict,
+    exact_number,
+    fit_verdict,
+    gradient_on,
+    number_verdict,
+)
 
 __all__ = ["GradingFailure", "check_answer", "check_engine", "check_fit", "check_number", "example",
            "fingerprint", "fingerprints", "given", "gradient", "start", "teacher_copy"]
-
-
-class GradingFailure(AssertionError):
-    """A check cell's verdict: not right (yet). IPython shows its message, not a traceback:
-    a wrong answer is not a crash."""
-
-    def _render_traceback_(self) -> list[str]:
-        return str(self).splitlines()
 
 
 # ``name`` means a variable in given/check_number, a label in example
@@ -88,6 +78,14 @@ def _user_ns() -> dict[str, Any]:
     return shell.user_ns if shell is not None else {}
 
 
+def _cell() -> int | None:
+    """The execution count of the cell running now (None outside IPython)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell.execution_count if shell is not None else None
+
+
 # ------------------------------------------------------------------------------ the mode
 
 
@@ -99,7 +97,10 @@ def start(assignment: str, graded: Sequence[str], no_training: Sequence[str] = (
     # checked before anything is recorded: what a kernel grades only ever grows
     assignment, graded, no_training = check_arguments(assignment=assignment, graded=graded,
                                                       no_training=no_training)
-    GRADING.start(assignment, graded, no_training)
+    if GRADING.started and assignment != GRADING.assignment:
+        raise GradingFailure(f"grading mode has started for {GRADING.assignment} already: it "
+                             f"stays so in this kernel (restart the kernel for {assignment})")
+    GRADING.start(assignment, graded, no_training, cell=_cell())
     who = {"default": f"the default student id '{GRADING.student}' (no JupyterHub user, not "
                       "nbgrader's autograder: every copy like this one has the same numbers)",
            "JupyterHub user": f"student '{GRADING.student}' (your JupyterHub user)",
@@ -120,12 +121,16 @@ def start(assignment: str, graded: Sequence[str], no_training: Sequence[str] = (
 
 def teacher_copy() -> None:
     """Grading mode off: the teacher's copy shows everything (written in a hidden-tests
-    region of the setup cell, so the student version never runs it). While nbgrader runs
-    the notebook (autograde, validate) grading mode stays on."""
+    region of the setup cell, so the student version never runs it). Only in the cell that
+    started grading mode, before any other: a student's cell cannot turn it off. While
+    nbgrader runs the notebook (autograde, validate) grading mode stays on."""
     running = GRADING.nbgrader_running()
     if running is not None:
         print(f"nbgrader is running this notebook ({running}): grading mode stays on.")
         return
+    if GRADING.started and GRADING.started_in != _cell():
+        raise GradingFailure("grading mode stays on: only the setup cell of the teacher's "
+                             "copy turns it off (teacher_copy() in the cell that starts it)")
     GRADING.switched_on = False
     print("The teacher's copy: grading mode is off, everything is shown. (The student "
           "version leaves this line out.)")
@@ -171,17 +176,10 @@ def check_answer(answer: str, *, model: str, fingerprint: str,
     draws = OPTIONS["draws"].check(draws)
     graded = _graded_model(model, fingerprint)
     recorded = GRADING.answers.get(answer)
-    if recorded is None:
-        raise GradingFailure(
-            f"{answer} is not answered yet: write your backward pass in the cell that starts "
-            f"with %%tenflang_check {model} {answer}, and run it")
-    # a locked check grades its model whatever the setup cell said of it
-    result = graded.check_backprop(recorded.text, require=require, draws=draws,
-                                   grading=GRADING.on)
-    if not result.ok:
-        raise GradingFailure(f"{answer}: {result.report()}")
-    print(f"✓ {answer} is right and complete (checked on {result.draws} random draws of "
-          f"{model}'s inputs and weights)")
+    seed = GRADING.seed(f"check/{graded.name}") or 0
+    print(answer_verdict(answer, graded, None if recorded is None else recorded.text,
+                         require=require, draws=draws, seed=seed,
+                         grading=GRADING.on))
 
 
 def check_engine(name: str, *, programs: int = PROGRAMS) -> None:
@@ -203,23 +201,18 @@ def check_engine(name: str, *, programs: int = PROGRAMS) -> None:
 def example(name: str, **choices: Sequence[float]) -> dict[str, float]:
     """The student's own example for the exercise ``name``: one value per variable, picked
     from its ``choices`` by the student's seed (the same in their copy and at autograde).
-    Says which; the hidden tests find it again by ``name``."""
+    Says which; the hidden tests find it again by ``name``. In grading mode an example once
+    drawn stays: drawn again, from other values, it is refused."""
     name = EXAMPLE.check(name)
     seed = GRADING.seed(f"example/{name}")
     values = draw_example(0 if seed is None else seed, choices)
+    if GRADING.on and GRADING.examples.get(name, values) != values:
+        raise GradingFailure(f"grading mode: the example {name} is drawn already "
+                             f"({fmt_assignments(GRADING.examples[name], 'step')}); it is "
+                             "not drawn again from other values")
     GRADING.examples[name] = values
     print(f"Your example for {name}: {fmt_assignments(values, 'step')}")
     return values
-
-
-def _number(value: Any) -> bool:
-    if not isinstance(value, numbers.Real | np.floating | np.integer) or isinstance(
-            value, bool | np.bool_):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:  # an int beyond any float (10**400)
-        return False
 
 
 def given(name: str) -> None:
@@ -231,9 +224,10 @@ def given(name: str) -> None:
     if value is None:
         raise GradingFailure(f"{name} is not answered yet: set {name} to your number (replace "
                              "None) and run that cell")
-    if not _number(value):
+    if not exact_number(value):
         raise GradingFailure(f"{name} should be a number, not {shown(value)}")
-    print(f"{name} = {float(value):g} is a number: the autograder checks its value.")
+    print(f"{name} = {float(value):g} is a number: the autograder reads the number written in "
+          "your answer cell and checks its value.")
 
 
 def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e-6,
@@ -244,14 +238,8 @@ def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e
     name = VARIABLE.check(name)
     expected, hint, rtol, atol = check_arguments(expected=expected, hint=hint, rtol=rtol,
                                                  atol=atol)
-    ns = _user_ns()
-    value = ns.get(name)
-    if value is None or not _number(value):
-        raise GradingFailure(f"{name} is not answered with a number")
-    if not entrywise_agreement(float(value), expected, rtol=rtol, atol=atol):
-        raise GradingFailure(f"{name} = {float(value):g} is not right" + (
-            f": {printable(hint)}" if hint else ""))  # the teacher's text, echoed as all is
-    print(f"✓ {name} is right")
+    print(number_verdict(name, _user_ns().get(name), expected, hint=hint, rtol=rtol,
+                         atol=atol))
 
 
 def gradient(model: str, weight: str, *, fingerprint: str,
@@ -263,39 +251,18 @@ def gradient(model: str, weight: str, *, fingerprint: str,
                                                  fingerprint=fingerprint)
     check_instance("example", example, str | Mapping, "the name an example was drawn under, "
                    "or its values ({'x': 1.0, ...})")
-    if GRADING.on and GRADING.nbgrader_running() != "autograde":
-        raise GradingFailure("grading mode: gradient() computes an answer; the autograder's "
-                             "hidden tests call it, your copy does not")
+    if GRADING.on:  # the autograder computes it in its own process, never in a kernel
+        raise GradingFailure("grading mode: gradient() computes an answer; the autograder "
+                             "computes it in its own process, no notebook's kernel does")
     graded = _graded_model(model, fingerprint)
-    program = graded.program
-    scalars = [w for w in program.names("weight") if not program.shapes[w]]
-    if weight not in scalars:  # check_number compares one number
-        raise Rule("weight", str, f"a weight of {model} that is one number: "
-                   f"{fmt_list(scalars, 'or') or 'it has none'}").error(weight)
     if isinstance(example, str):
         if example not in GRADING.examples:
             raise GradingFailure(f"run the locked cell that draws the example {example} first")
         example = GRADING.examples[example]
-    given = program.names("input", "exp_output", "weight")
-    for name, value in example.items():
-        if name not in given:
-            raise ArgumentError(f"example: {shown(name)} is no input, expected output or "
-                                f"weight of {model} ({fmt_list(given)})")
-        check_values(f"example[{name!r}]", value, program.shapes[name])
-    unset = [n for n in program.names("input", "exp_output") if n not in example]
-    if unset:
-        raise ArgumentError(f"example gives no value for {fmt_list(unset)}")
-    values = {**graded.weights, **dict(example)}
-    gcp = api.compile(program)
-    name = adjoint_name(gcp.loss, weight)
-    return float(np.asarray(Plan(gcp.program()).example(values, [name])[name]))
+    return gradient_on(graded, weight, example)
 
 
 # ------------------------------------------------------------------------------ a model, the answer
-
-FIT_MAX_ITER = 5000  # what a check trains a student's model for at most, per start
-FIT_STARTS = 3  # a network can stall at a saddle from one start: the best of three counts
-
 
 def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
               max_iter: int = FIT_MAX_ITER, starts: int = FIT_STARTS) -> None:
@@ -311,67 +278,7 @@ def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
                                                       accuracy=accuracy, starts=starts)
     max_iter = SETTINGS["max_iter"].check(max_iter)
     mine = next((d for d in reversed(GRADING.definitions) if d.name == model), None)
-    if mine is None or NBGRADER_STUB in mine.source:
-        raise GradingFailure(f"{answer} is not answered yet: write your model in the cell that "
-                             f"starts with %%tenflang {model}, and run it")
     seed = (GRADING.seed(f"fit/{model}") or 0) % 10_000
-    settings = mine.settings.replace(max_iter=min(mine.settings.max_iter, max_iter))
-    how = (f"trained from {starts} starts drawn for you (lr {settings.lr:g}, "
-           f"{settings.optimizer}, --init {settings.init}, at most {settings.max_iter} steps)")
-    best: tuple[int, float, float] | None = None  # right, -end loss, start loss
-    try:
-        program = TenFlangModel(mine.source, model, settings).program
-        output, target = _fit_roles(answer, model, program)
-        for k in range(starts):
-            fitted = TenFlangModel(mine.source, model, settings.replace(seed=seed + k))
-            result = fitted.train(data)
-            rows = fitted.evaluate(data)
-            expected = np.asarray(rows.inputs.columns[target], dtype=float).reshape(len(rows))
-            got = np.array([float(np.asarray(r[output])) for r in rows])
-            if not np.all(np.isfinite(got)):  # NaN > 0.5 is False: it would count as class 0
-                bad = np.flatnonzero(~np.isfinite(got))
-                raise GradingFailure(
-                    f"{answer}: trained from a start drawn for you (start {k + 1} of "
-                    f"{starts}), the outputs of {model} are not finite: {output} is "
-                    f"{fmt_value(got[bad[0]], 'report')} on example {bad[0] + 1} ({len(bad)} of "
-                    f"{len(rows)} examples): a class needs a number; change the model (what "
-                    f"computes {output})")
-            right = int(np.sum((got > 0.5) == (expected > 0.5)))
-            tried = (right, -result.loss, result.history[0].loss)
-            best = tried if best is None else max(best, tried)
-            if right >= accuracy * len(rows):
-                break
-    except TenFlangError as err:
-        raise GradingFailure(f"{answer}: {err}") from None
-    right, end, start = best[0], -best[1], best[2]
-    if right < accuracy * len(rows):
-        raise GradingFailure(f"{answer}: {how}, {model} classifies at best {right} of "
-                             f"{len(rows)} examples right ({output} > 0.5 for class 1), loss "
-                             f"{end:.3g}: change the model or its settings (its first line)")
-    if not end < start / 2:
-        raise GradingFailure(f"{answer}: {how}, the loss went from {start:.3g} to {end:.3g}: "
-                             f"{model} fits without learning; what fits must be learned")
-    print(f"✓ {answer}: {model} learns it: {right} of {len(rows)} examples right after "
-          f"training from a start drawn for you (loss {start:.2g} -> {end:.2g})")
-
-
-def _fit_roles(answer: str, model: str, program: Any) -> tuple[str, str]:
-    """The output and the expected output of a model that is an answer, refused when the
-    output is not computed from the inputs through weights."""
-    outputs, targets = program.names("output"), program.names("exp_output")
-    if len(outputs) != 1 or len(targets) != 1:
-        raise GradingFailure(f"{answer}: declare one output and one exp_output (the class, "
-                             f"0 or 1); {model} has {len(outputs)} and {len(targets)}")
-    (output,), (target,) = outputs, targets
-    shaped = [n for n in (output, target) if program.shapes[n]]
-    if shaped:
-        raise GradingFailure(f"{answer}: {shaped[0]} must be one number (the class is 0 or 1), "
-                             f"not of shape {list(program.shapes[shaped[0]])}")
-    feeds = ancestors(program, output)
-    if target in feeds:
-        raise GradingFailure(f"{answer}: {output} is computed from {target}, the expected "
-                             "output: a model computes its output from its inputs alone")
-    if not set(program.names("weight")) & feeds:
-        raise GradingFailure(f"{answer}: {output} depends on no weight: there is nothing "
-                             "to learn (declare weights and use them)")
-    return output, target
+    print(fit_verdict(answer, model, None if mine is None else mine.source,
+                      TrainSettings() if mine is None else mine.settings,
+                      data=data, seed=seed, accuracy=accuracy, max_iter=max_iter, starts=starts))

@@ -61,6 +61,7 @@ class GradingMode:
     untrained: tuple[str, ...] = ()  # models whose training is withheld
     student: str = ""
     student_source: str = ""
+    started_in: int | None = None  # the cell (execution count) that started it
     definitions: list[Definition] = field(default_factory=list)
     answers: dict[str, Answer] = field(default_factory=dict)
     examples: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -70,17 +71,21 @@ class GradingMode:
         self.__init__()  # type: ignore[misc]
 
     def start(self, assignment: str, graded: Iterable[str], untrained: Iterable[str] = (),
-              *, environ: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
+              *, environ: Mapping[str, str] | None = None, cwd: str | None = None,
+              cell: int | None = None) -> None:
         """Grading mode on for the models ``graded`` (and their training withheld for
-        ``untrained``), the student found (see ``core.grading.student_id``). Called again,
-        it adds models: what a kernel grades never shrinks (a student's cell calling it
-        with no model after the locked one changes nothing)."""
+        ``untrained``), the student found (see ``core.grading.student_id``) in the cell
+        ``cell``. Called again, it adds models and changes nothing else: what a kernel grades
+        never shrinks, and the assignment, the student and the cell that started it stay
+        (a student's cell cannot start it again as a classmate, or off)."""
+        if not self.started:
+            self.assignment = assignment
+            self.student, self.student_source = student_id(environ, cwd)
+            self.started_in = cell
         self.started = True
         self.switched_on = True
-        self.assignment = assignment
         self.graded = tuple(dict.fromkeys([*self.graded, *graded]))
         self.untrained = tuple(dict.fromkeys([*self.untrained, *untrained]))
-        self.student, self.student_source = student_id(environ, cwd)
 
     @staticmethod
     def nbgrader_running() -> str | None:

@@ -39,7 +39,7 @@ from .views.check import check_in_cell
 from .views.diagnostics import error_view, warnings_view
 from .views.edited import edit_summary
 
-__all__ = ["TenFlangMagics", "load", "unload"]
+__all__ = ["TenFlangMagics", "check_line", "load", "model_line", "unload"]
 
 
 def _table_options(table: Mapping[str, Setting]) -> Callable[[Callable[..., Any]],
@@ -81,6 +81,19 @@ def _given(table: Mapping[str, Setting], args: Any) -> dict[str, Any]:
 
 def _settings(args: Any) -> TrainSettings:
     return TrainSettings(**_given(SETTINGS, args))
+
+
+def model_line(line: str) -> tuple[str | None, TrainSettings]:
+    """The name and the training settings a ``%%tenflang`` cell's first line (after the
+    magic's name) gives, as the cell itself reads them (the autograder reads them so)."""
+    args = _parse(TenFlangMagics.tenflang, line)
+    return args.name, _settings(args)
+
+
+def check_line(line: str) -> tuple[str, str | None]:
+    """The model and the answer's name a ``%%tenflang_check`` cell's first line gives."""
+    args = _parse(TenFlangMagics.tenflang_check, line)
+    return args.model, args.result
 
 
 def _training_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -303,6 +316,8 @@ class TenFlangMagics(Magics):
         try:
             table = as_examples(data)
             held_out = None if test is None else as_examples(test)
+            if model.withheld is not None:  # grading mode: no panel, its trainers hold the GCP
+                raise ImportError
             panel = model.training_panel(table, live=live, landscape=args.landscape,
                                          test=held_out, boundary=args.boundary)
         except TenFlangError as err:

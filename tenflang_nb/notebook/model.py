@@ -120,6 +120,12 @@ class TenFlangModel(Explorations):
         """A fresh core ``GradientDescent`` on ``data``, from this model's initial weights,
         with this model's ``settings`` changed by ``settings`` / ``options``; ``test``: test
         data, whose loss each record of the history also holds (``record.test_loss``)."""
+        self._guard_training()
+        self._guard("the trainer (it holds the GCP)")
+        return self._trainer(data, settings, test=test, **options)
+
+    def _trainer(self, data: Any, settings: TrainSettings | None = None, *, test: Any = None,
+                 **options: Any) -> GradientDescent:
         check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         self._guard_training()
         chosen = TrainSettings.of(settings or self.settings, **options)
@@ -139,7 +145,7 @@ class TenFlangModel(Explorations):
         check_instance("settings", settings, TrainSettings | None, SETTINGS_ARGUMENT)
         table = as_examples(data, self.program)
         held_out = None if test is None else as_examples(test, self.program)
-        t = self.trainer(table, settings, test=held_out, **options)
+        t = self._trainer(table, settings, test=held_out, **options)
         with np.errstate(all="ignore"):
             t.run()
         self.adopt(t, table)
@@ -167,6 +173,7 @@ class TenFlangModel(Explorations):
         from .panel.widget import TrainingPanel  # widgets and matplotlib only when training
 
         self._guard_training()
+        self._guard("the training panel (its trainers hold the GCP)")
         table = as_examples(data, self.program)
         held_out = None if test is None else as_examples(test, self.program)
         chosen = TrainSettings.of(settings or self.settings, **options)

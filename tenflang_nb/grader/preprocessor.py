@@ -1,0 +1,81 @@
+"""The grade of a TenFlang notebook, computed by nbgrader's autograde in its own process.
+
+``TenFlangGrade`` runs after nbgrader's ``Execute`` (the student's kernel, whose outputs are
+feedback only) and before ``SaveAutoGrades``: it reads the teacher's cells from the gradebook
+and the student's answer cells from the submission as data (:mod:`.grade`), and replaces the
+outputs of every check cell worth points by the verdict computed here (an error output when
+it fails), so that nbgrader's own scoring records the grade this process computed. A course's
+``nbgrader_config.py``::
+
+    from tenflang_nb.grader.preprocessor import autograde_pipeline
+    c.Autograde.autograde_preprocessors = autograde_pipeline()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode, from_dict
+from nbgrader import utils
+from nbgrader.api import Gradebook
+from nbgrader.converters import Autograde
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
+from traitlets import List, Unicode
+
+from .grade import Grader, TeacherCell
+
+__all__ = ["TenFlangGrade", "autograde_pipeline"]
+
+
+def _source(cell: NotebookNode) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _outputs(ok: bool, text: str) -> list[NotebookNode]:
+    if ok:
+        return [from_dict({"output_type": "stream", "name": "stdout", "text": text + "\n"})]
+    return [from_dict({"output_type": "error", "ename": "GradingFailure", "evalue": text,
+                       "traceback": text.splitlines()})]
+
+
+class TenFlangGrade(NbGraderPreprocessor):
+    """The check cells' verdicts, computed in nbgrader's process from the answers' text."""
+
+    sandbox = List(Unicode(), help="The command prefix that starts the fresh process an "
+                   "engine's functions (notebook 07) are checked in (the sandbox's, "
+                   "e.g. tenflang_nb.grader.sandbox.engine_prefix()).").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict
+                   ) -> tuple[NotebookNode, ResourcesDict]:
+        about = resources["nbgrader"]
+        with Gradebook(about["db_url"]) as gb:
+            notebook = gb.find_notebook(about["notebook"], about["assignment"])
+            answers = {c.name for c in notebook.solution_cells}
+            points = {c.name: c.max_score for c in notebook.grade_cells}
+            teacher = [TeacherCell(c.name, c.source, c.name in answers)
+                       for c in notebook.source_cells if c.cell_type == "code"]
+        submitted: dict[str, str] = {}
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if cell.cell_type == "code" and utils.is_solution(cell) and grade_id in answers:
+                submitted.setdefault(grade_id, _source(cell))
+        grader = Grader(teacher, submitted, about["student"], sandbox=self.sandbox)
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if (cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell)
+                    or not points.get(grade_id)):
+                continue
+            verdict = grader.verdict(grade_id)
+            cell.outputs = _outputs(verdict.ok, verdict.text)
+            self.log.info("%s: %s", grade_id, "passed" if verdict.ok else "failed")
+        return nb, resources
+
+
+def autograde_pipeline() -> list[Any]:
+    """nbgrader's autograde preprocessors with :class:`TenFlangGrade` before its scoring."""
+    steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
+    steps.insert(steps.index(SaveAutoGrades), TenFlangGrade)
+    assert Execute in steps  # the student's kernel still runs: its outputs are feedback
+    return steps

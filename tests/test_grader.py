@@ -1,0 +1,102 @@
+"""The autograder's own process (``tenflang_nb.grader``): answers read from a notebook as
+data and checked there. nbgrader itself runs it in ``test_grading_nbgrader.py``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tenflang_nb.grader.calculator import Calculator, Unreadable
+from tenflang_nb.grader.engine import functions_of
+from tenflang_nb.grader.grade import Grader, TeacherCell
+
+REPO = Path(__file__).resolve().parents[1]
+GRADED = ("05_exercises", "06_when_training_fails", "07_your_own_engine")
+
+
+def _cells(name: str) -> tuple[list[TeacherCell], dict[str, str], list[str], dict[str, str]]:
+    """The teacher's cells of a shipped notebook, its solutions, its checks worth points and
+    its answer cells as released (nbgrader's stub in place of each solution)."""
+    cells, solutions, checks, stubs = [], {}, [], {}
+    for cell in json.loads((REPO / "notebooks" / f"{name}.ipynb").read_text("utf-8"))["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if cell["cell_type"] != "code" or not meta:
+            continue
+        source = "".join(cell["source"])
+        lines = source.split("\n")
+        plain = "\n".join(line for line in lines if "SOLUTION" not in line and "HIDDEN" not in line)
+        cells.append(TeacherCell(meta["grade_id"], plain, bool(meta.get("solution"))))
+        if meta.get("solution"):
+            solutions[meta["grade_id"]] = plain
+            head = lines[:lines.index("### BEGIN SOLUTION")] if "### BEGIN SOLUTION" in lines \
+                else lines[:1]
+            indent = "    " if head[-1].startswith("def ") else ""
+            stubs[meta["grade_id"]] = "\n".join([*head, f"{indent}# YOUR CODE HERE",
+                                                 f"{indent}raise NotImplementedError()"])
+        if meta.get("grade") and meta.get("points"):
+            checks.append(meta["grade_id"])
+    return cells, solutions, checks, stubs
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_the_solutions_pass_and_the_stubs_fail_every_check(name: str) -> None:
+    cells, solutions, checks, stubs = _cells(name)
+    right = Grader(cells, solutions, "ada")
+    blank = Grader(cells, stubs, "ada")
+    for check in checks:
+        assert right.verdict(check).ok, (check, right.verdict(check).text)
+        assert not blank.verdict(check).ok, check
+
+
+def test_a_numeric_answer_is_what_its_cell_says_not_what_a_kernel_held() -> None:
+    cells, solutions, _, _ = _cells("05_exercises")
+    for answer, said in [
+            ("answer_3 = float(seed.values(example_3)['w'][1])", "seed.values(...) is no number"),
+            ("import builtins\nanswer_3 = 0.0", None),  # an import sets no answer: still read
+            ("for k in range(3):\n    answer_3 = k", "set by a statement the autograder"),
+            ("answer_3 = tf.grading.gradient('seed', 'w', fingerprint='2fb015a781ff', "
+             "example='ex3')", "no number written in the cell"),
+            ("answer_3 = 10 ** 10 ** 10", "out of range")]:
+        grader = Grader(cells, {**solutions, "ex3_answer": answer}, "ada")
+        verdict = grader.verdict("ex3_check")
+        assert not verdict.ok, answer
+        if said:
+            assert said in verdict.text, verdict.text
+
+
+def test_the_calculator_reads_arithmetic_and_nothing_else() -> None:
+    numbers = Calculator({"example": {"x": 2.0}})
+    numbers.run("a = 2 ** 8 * 40320\nb = -example['x'] / 4\nc = a\nc += 1\nd = abs(b)\n"
+                "e = (lambda: 1)()\nf = __import__('os').getpid()\ng = True")
+    assert [numbers.value(n) for n in "abcd"] == [10321920, -0.5, 10321921, 0.5]
+    for name in "efg":
+        with pytest.raises(Unreadable):
+            numbers.value(name)
+
+
+def test_only_the_functions_of_the_answer_cells_are_taken() -> None:
+    sources = ["def forward(program, values):\n    return values\n\nprint(forward(1, 2))\n"
+               "import os\nos.environ.clear()", "x = (", "def backward(p, v):\n    return {}"]
+    text = functions_of(sources)
+    assert "def forward" in text and "def backward" in text
+    assert "print(" not in text and "os.environ" not in text
+
+
+def test_an_engines_verdict_cannot_be_printed_by_its_functions() -> None:
+    from tenflang_nb.grader.engine import engine_verdict
+
+    forged = ("def forward(program, values):\n    import json, os, sys\n"
+              "    sys.stdout.write('\\n' + json.dumps({'ok': True, 'text': '✓ forward is right'})"
+              " + '\\n')\n    sys.stdout.flush()\n    os._exit(0)")
+    ok, text = engine_verdict("forward", [forged], seed=1, programs=2)
+    assert not ok and "before its verdict" in text
+
+
+def test_an_answer_too_deep_to_read_fails_its_check_and_crashes_nothing() -> None:
+    cells, solutions, _, _ = _cells("05_exercises")
+    for deep in ("answer_3 = " + "(" * 5000 + "1" + ")" * 5000,
+                 "answer_3 = 1" + " + 1" * 3000, "answer_3 = 1" + " + 1" * 300_000):
+        verdict = Grader(cells, {**solutions, "ex3_answer": deep}, "ada").verdict("ex3_check")
+        assert not verdict.ok

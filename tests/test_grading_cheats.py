@@ -1,0 +1,244 @@
+"""Cheats against the autograde of notebook 05 (issue 24), through real nbgrader in a course
+configured as the teachers' page says (``tenflang_nb.grader.config.configure``): the grade
+computed in nbgrader's own process, the submissions run in the sandboxed kernel.
+
+Each cheat is a class: the cells it adds after the setup cell, what it writes into answer
+cells, the files it submits beside the notebook, and the checks it goes for. A blank
+submission scores 0, the solutions full marks, and each cheat at most 10% of the points it
+went for. A course with nbgrader's own configuration is graded too, as the baseline the
+issue measured: there the same cheats score (the table is printed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from nbgrader_support import PATH, run_nbgrader
+
+pytest.importorskip("nbgrader", reason="nbgrader is in the test extra: pip install -e .[test]")
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK = REPO / "notebooks" / "05_exercises.ipynb"
+ASSIGNMENT = "lab"
+NUMBERS = {"ex3_check", "ex9_check"}  # the checks of the numeric answers
+HARDENED = """\
+from tenflang_nb.grader.config import configure
+c = get_config()
+c.CourseDirectory.course_id = 'tenflang'
+configure(c, __file__)
+"""
+PLAIN = "c = get_config()\nc.CourseDirectory.course_id = 'tenflang'\n"
+
+
+def _meta(cell: dict[str, Any]) -> dict[str, Any]:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _code(text: str) -> dict[str, Any]:
+    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": text}
+
+
+class Cheat:
+    """A way to score without answering: cells after the setup cell, answers, files."""
+
+    name: ClassVar[str]
+    went_for: ClassVar[set[str] | None] = None  # the checks it goes for (None: all)
+    cells: ClassVar[tuple[str, ...]] = ()
+    answers: ClassVar[dict[str, str]] = {}  # grade id -> the answer cell's new source
+
+    def files(self, folder: Path, root: Path) -> None:
+        """Files submitted beside the notebook."""
+
+    def code(self, root: Path) -> list[str]:
+        return [c.replace("{ROOT}", str(root)) for c in self.cells]
+
+
+class ReplaceTheChecks(Cheat):
+    name = "replace_checks"
+    cells = ("import tenflang_nb as tf\n"
+             "def _passed(*args, **kwargs):\n    print('✓ right')\n"
+             "for _name in ('check_answer', 'check_fit', 'given', 'check_number'):\n"
+             "    setattr(tf.grading, _name, _passed)",)
+
+
+class TransformerPasses(Cheat):
+    name = "input_transformer"
+    cells = ("def _no_checks(lines):\n"
+             "    return ['pass\\n'] if any('tf.grading.' in line for line in lines) else lines\n"
+             "get_ipython().input_transformers_post.append(_no_checks)",)
+
+
+NUMBERS_FROM_THE_KERNEL = {
+    "ex3_answer": "answer_3 = tf.grading.gradient('seed', 'w', fingerprint='2fb015a781ff', "
+                  "example='ex3')",
+    "ex9_answer": "answer_9 = 0.0 - 2 * answer_3"}
+
+
+class NoNbgraderExecution(Cheat):
+    name = "no_nbgrader_execution"
+    went_for = NUMBERS
+    cells = ("import os\nos.environ.pop('NBGRADER_EXECUTION', None)\n"
+             "tf.grading.teacher_copy()",)
+    answers: ClassVar[dict[str, str]] = NUMBERS_FROM_THE_KERNEL
+
+
+class TeacherCopy(Cheat):
+    name = "teacher_copy"
+    went_for = NUMBERS
+    cells = ("tf.grading.teacher_copy()",)
+    answers: ClassVar[dict[str, str]] = NUMBERS_FROM_THE_KERNEL
+
+
+class FloatSubclass(Cheat):
+    name = "float_subclass"
+    went_for = NUMBERS
+    cells = ("class Anything(float):\n    def __eq__(self, other):\n        return True\n"
+             "    __hash__ = float.__hash__",)
+    answers: ClassVar[dict[str, str]] = {"ex3_answer": "answer_3 = Anything(0.0)",
+                                         "ex9_answer": "answer_9 = Anything(0.0)"}
+
+
+class ShadowPackage(Cheat):
+    """A ``tenflang_nb/`` folder beside the notebook whose checks all pass."""
+
+    name = "shadow_package"
+
+    def files(self, folder: Path, root: Path) -> None:
+        (folder / "tenflang_nb").mkdir()
+        (folder / "tenflang_nb" / "__init__.py").write_text(
+            "class _Grading:\n    def __getattr__(self, name):\n"
+            "        return lambda *args, **kwargs: print('✓ right')\n"
+            "grading = _Grading()\n"
+            "def load_ipython_extension(ip):\n    pass\n")
+
+
+class ReadTheSource(Cheat):
+    """Runs the teacher's solutions, read from ``source/``, in the kernel."""
+
+    name = "read_source"
+    cells = ("import glob, json\n"
+             "found = glob.glob('../../../source/*/05_exercises.ipynb') + "
+             "glob.glob('{ROOT}/source/*/05_exercises.ipynb')\n"
+             "for cell in json.load(open(found[0]))['cells']:\n"
+             "    if cell['metadata'].get('nbgrader', {}).get('solution'):\n"
+             "        get_ipython().run_cell(''.join(cell['source']))",)
+
+
+class WriteTheGradebook(Cheat):
+    """Full marks written into the gradebook, for every student graded so far."""
+
+    name = "write_gradebook"
+    cells = ("import glob, sqlite3\n"
+             "found = glob.glob('../../../gradebook.db') + glob.glob('{ROOT}/gradebook.db')\n"
+             "with sqlite3.connect(found[0]) as db:\n"
+             "    db.execute('update grade set manual_score = (select max_score from '\n"
+             "               'grade_cells where grade_cells.id = grade.cell_id)')",)
+
+
+CHEATS = [ReplaceTheChecks(), TransformerPasses(), NoNbgraderExecution(), TeacherCopy(),
+          FloatSubclass(), ShadowPackage(), ReadTheSource(), WriteTheGradebook()]
+
+
+def _submission(release: dict[str, Any], source: dict[str, Any], cheat: Cheat | None,
+                solved: bool, root: Path) -> dict[str, Any]:
+    nb = json.loads(json.dumps(release))
+    if solved:
+        solutions = {_meta(c)["grade_id"]: "\n".join(
+            line for line in _source(c).split("\n") if "SOLUTION" not in line)
+            for c in source["cells"] if _meta(c).get("solution")}
+        for cell in nb["cells"]:
+            if _meta(cell).get("solution"):
+                cell["source"] = solutions[_meta(cell)["grade_id"]]
+    if cheat is not None:
+        for cell in nb["cells"]:
+            if _meta(cell).get("grade_id") in cheat.answers:
+                cell["source"] = cheat.answers[_meta(cell)["grade_id"]]
+        setup = next(i for i, c in enumerate(nb["cells"]) if _meta(c).get("grade_id") == "setup")
+        nb["cells"][setup + 1:setup + 1] = [_code(c) for c in cheat.code(root)]
+    return nb
+
+
+def grade_course(root: Path, config: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """A course in ``root`` with ``config`` as its nbgrader_config.py: 05 released, a blank,
+    a solved and one submission per cheat autograded; the scores by student and check."""
+    from nbgrader.api import Gradebook
+
+    (root / "nbgrader_config.py").write_text(config)
+    (root / "source" / ASSIGNMENT).mkdir(parents=True)
+    shutil.copy(NOTEBOOK, root / "source" / ASSIGNMENT / NOTEBOOK.name)
+    run_nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    source = json.loads(NOTEBOOK.read_text("utf-8"))
+    release = json.loads((root / "release" / ASSIGNMENT / NOTEBOOK.name).read_text("utf-8"))
+    # autograded in the order of their ids: the gradebook's writer after the blank one
+    students: dict[str, tuple[Cheat | None, bool]] = {"blank": (None, False),
+                                                      "solved": (None, True)}
+    students.update({f"cheat_{c.name}": (c, False) for c in CHEATS})
+    for student, (cheat, solved) in students.items():
+        folder = root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nb = _submission(release, source, cheat, solved, root)
+        (folder / NOTEBOOK.name).write_text(json.dumps(nb, indent=1))
+        if cheat is not None:
+            cheat.files(folder, root)
+    run_nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    scores: dict[str, dict[str, tuple[float, float]]] = {}
+    old = os.environ.get("PATH", "")
+    os.environ["PATH"] = PATH  # the gradebook's migrations run `alembic`
+    try:
+        with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+            for student in students:
+                (nb,) = gb.find_submission(ASSIGNMENT, student).notebooks
+                scores[student] = {g.name: (g.score, g.max_score) for g in nb.grades}
+    finally:
+        os.environ["PATH"] = old
+    return scores
+
+
+def _went_for(cheat: Cheat, scores: dict[str, tuple[float, float]]) -> tuple[float, float]:
+    checks = cheat.went_for or {g for g, (_, most) in scores.items() if most}
+    return (sum(scores[g][0] for g in checks), sum(scores[g][1] for g in checks))
+
+
+@pytest.fixture(scope="module")
+def hardened(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if shutil.which("bwrap") is None:
+        pytest.skip("the sandbox needs bubblewrap (scripts/setup installs it)")
+    root = tmp_path_factory.mktemp("course")
+    return {"root": root, "scores": grade_course(root, HARDENED)}
+
+
+def test_blank_scores_nothing_and_the_solutions_everything(hardened: dict[str, Any]) -> None:
+    scores = hardened["scores"]
+    full = sum(most for _, most in scores["solved"].values())
+    assert full == 54
+    assert sum(s for s, _ in scores["blank"].values()) == 0
+    assert sum(s for s, _ in scores["solved"].values()) == full
+
+
+@pytest.mark.parametrize("cheat", CHEATS, ids=lambda c: c.name)
+def test_a_cheat_scores_at_most_a_tenth_of_what_it_went_for(hardened: dict[str, Any],
+                                                          cheat: Cheat) -> None:
+    got, most = _went_for(cheat, hardened["scores"][f"cheat_{cheat.name}"])
+    assert most > 0 and got <= 0.1 * most, (cheat.name, got, most)
+
+
+def test_the_sandbox_hides_the_course_and_keeps_its_files(hardened: dict[str, Any]) -> None:
+    root = hardened["root"]
+    graded = root / "autograded" / "cheat_write_gradebook" / ASSIGNMENT / NOTEBOOK.name
+    said = json.dumps(json.loads(graded.read_text("utf-8"))["cells"])
+    assert "IndexError" in said  # neither ../../../gradebook.db nor the course's own path
+    read = root / "autograded" / "cheat_read_source" / ASSIGNMENT / NOTEBOOK.name
+    assert "IndexError" in json.dumps(json.loads(read.read_text("utf-8"))["cells"])
