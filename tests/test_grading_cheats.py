@@ -5,8 +5,8 @@ computed in nbgrader's own process, the submissions run in the sandboxed kernel.
 Each cheat is a class: the cells it adds after the setup cell, what it writes into answer
 cells, the files it submits beside the notebook, and the checks it goes for. A blank
 submission scores 0, the solutions full marks, and each cheat at most 10% of the points it
-went for. A course with nbgrader's own configuration is graded too, as the baseline the
-issue measured: there the same cheats score (the table is printed).
+went for. (``grade_course(root, PLAIN)`` grades the same submissions under nbgrader's own
+configuration: there, with the package as it was before issue 24, they scored.)
 """
 
 from __future__ import annotations
@@ -105,10 +105,15 @@ class TeacherCopy(Cheat):
 class FloatSubclass(Cheat):
     name = "float_subclass"
     went_for = NUMBERS
+    # equal to anything, and as a float the answer itself, computed when the check asks
     cells = ("class Anything(float):\n    def __eq__(self, other):\n        return True\n"
-             "    __hash__ = float.__hash__",)
-    answers: ClassVar[dict[str, str]] = {"ex3_answer": "answer_3 = Anything(0.0)",
-                                         "ex9_answer": "answer_9 = Anything(0.0)"}
+             "    __hash__ = float.__hash__\n"
+             "    def __float__(self):\n"
+             "        g = tf.grading.gradient('seed', 'w', fingerprint='2fb015a781ff', "
+             "example='ex3')\n"
+             "        return g if self.real == 3 else 0.0 - 2 * g",)
+    answers: ClassVar[dict[str, str]] = {"ex3_answer": "answer_3 = Anything(3)",
+                                         "ex9_answer": "answer_9 = Anything(9)"}
 
 
 class ShadowPackage(Cheat):
@@ -126,15 +131,22 @@ class ShadowPackage(Cheat):
 
 
 class ReadTheSource(Cheat):
-    """Runs the teacher's solutions, read from ``source/``, in the kernel."""
+    """The teacher's solutions, read from ``source/``, put in place of every stub as the
+    kernel runs the cell (an input transformer): the kernel's checks see right answers."""
 
     name = "read_source"
     cells = ("import glob, json\n"
              "found = glob.glob('../../../source/*/05_exercises.ipynb') + "
              "glob.glob('{ROOT}/source/*/05_exercises.ipynb')\n"
+             "_solutions = {}\n"
              "for cell in json.load(open(found[0]))['cells']:\n"
              "    if cell['metadata'].get('nbgrader', {}).get('solution'):\n"
-             "        get_ipython().run_cell(''.join(cell['source']))",)
+             "        text = ''.join(cell['source'])\n"
+             "        _solutions[text.split('\\n', 1)[0]] = text\n"
+             "def _solved(lines):\n"
+             "    first = lines[0].rstrip('\\n') if lines else ''\n"
+             "    return _solutions[first].splitlines(True) if first in _solutions else lines\n"
+             "get_ipython().input_transformers_cleanup.append(_solved)",)
 
 
 class WriteTheGradebook(Cheat):
@@ -217,7 +229,11 @@ def hardened(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if shutil.which("bwrap") is None:
         pytest.skip("the sandbox needs bubblewrap (scripts/setup installs it)")
     root = tmp_path_factory.mktemp("course")
-    return {"root": root, "scores": grade_course(root, HARDENED)}
+    scores = grade_course(root, HARDENED)
+    for cheat in CHEATS:  # the table, in the log: what each cheat got of what it went for
+        got, most = _went_for(cheat, scores[f"cheat_{cheat.name}"])
+        print(f"{cheat.name}: {got:g} of {most:g} points")
+    return {"root": root, "scores": scores}
 
 
 def test_blank_scores_nothing_and_the_solutions_everything(hardened: dict[str, Any]) -> None:
