@@ -13,8 +13,9 @@ import pytest
 
 from tenflang_nb.grader.sandbox import KERNEL, install_kernelspec
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                reason="the sandbox needs bubblewrap (scripts/setup installs it)")
+pytestmark = [pytest.mark.slow,  # a kernel started in bubblewrap
+              pytest.mark.skipif(shutil.which("bwrap") is None,
+                                 reason="the sandbox needs bubblewrap (scripts/setup installs it)")]
 
 
 def _run(cells: list[str], course: Path, folder: Path, tmp_path: Path,

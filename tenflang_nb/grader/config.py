@@ -13,6 +13,7 @@ found through ``JUPYTER_PATH``) and an engine's functions are checked under the 
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -44,6 +45,7 @@ def configure(c: Any, config_file: str | Path, *, sandbox: bool = True) -> None:
     # the kernel talks to nbgrader over Unix sockets (it has no network), in a folder that
     # holds nothing but this run's kernel
     runtime = tempfile.mkdtemp(prefix="tenflang-autograde-")
+    atexit.register(shutil.rmtree, runtime, ignore_errors=True)  # this nbgrader command's
     c.KernelManager.transport = "ipc"
     c.KernelManager.connection_file = os.path.join(runtime, "kernel.json")
     c.Execute.kernel_name = KERNEL
