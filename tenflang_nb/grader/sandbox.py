@@ -64,7 +64,9 @@ def sandbox_argv(*, hide: Sequence[str], work: str = WORK,
     for folder in hidden:
         argv += ["--tmpfs", folder]
     for folder in _python_folders():
-        if _under(folder, hidden):
+        # the sandbox's /tmp is empty too: a Python or a checkout there (a CI clone, a venv
+        # made in a temporary folder) must be bound back like one in a hidden folder
+        if _under(folder, [*hidden, "/tmp"]):
             argv += ["--ro-bind", folder, folder]
     argv += ["--dir", HOME, "--dir", work]
     for host, inside in ro_binds:
