@@ -113,8 +113,8 @@ def _layer_norm_group(fused_vm: Any) -> tuple[fusedplan.Group, Any]:
             "g": np.ones(8), "b": np.zeros(8)}
     run = fused.FusedRun(Plan(gcp), data, 600, ["L", "d/L/d/g"], set(), fused_vm)
     (group,) = [s for s in run.parts[0].schedule.stages if isinstance(s, fusedplan.Group)]
-    verify(group, run.parts[0].run, fused_vm, 600)  # as built: right
-    return group, run.parts[0].run
+    verify(group, run.bound, fused_vm, 600)  # as built: right
+    return group, run.bound
 
 
 def _broken(group: fusedplan.Group, k: int, column: int, value: int) -> fusedplan.Group:
@@ -143,7 +143,7 @@ def test_verification_catches_a_scratch_value_overwritten_before_it_is_read(
     group, run = _layer_norm_group(fused_vm)
     # c2 = mul c c reads c's scratch array: point its second operand at another one
     k = next(k for k, line in enumerate(group.lines) if line is not None
-             and line.target == "c2")
+             and line.define.target == "c2")
     other = next(i for i, s in enumerate(group.scratch) if s and i != group.code[k][3]
                  and group.size[i] == group.size[group.code[k][3]]
                  and i not in {int(r[2]) for r in group.head})

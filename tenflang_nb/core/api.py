@@ -252,7 +252,7 @@ def fusion(gcp: Gcp | Program | str, examples: int = 10_000) -> Listing:
     # the weights are the same for every example, the rest is data
     data = {name: np.zeros(shapes[name] if name in grads else (n, *shapes[name]))
             for name in program.names(*GIVEN_KINDS)}
-    run = fused.FusedRun(Plan(program), data, n, [*grads.values(), loss], set(), vm)
+    run = fused.FusedEngine(vm).bind(Plan(program), data, n, [*grads.values(), loss], set())
     return listing(run)
 
 

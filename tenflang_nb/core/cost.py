@@ -42,12 +42,13 @@ from .arguments import check_arguments, check_instance
 from .backprop import Gcp, compile_program
 from .datafiles import DataTable
 from .draws import draw_values
+from .engines import BoundRun
 from .errors import TenFlangError
 from .formatting import fmt_number
 from .forward import ForwardProgram, compile_forward
 from .fused import bind
 from .lexical import GIVEN_KINDS
-from .plan import Plan, Run
+from .plan import Plan
 from .program import Program, parse
 from .syntax import Define
 from .train import Weights, initial_weights, single_threaded_blas
@@ -187,7 +188,7 @@ def _examples(program: Program, data: Mapping[str, Any] | DataTable | None, exam
 
 
 def _bind(program: Program, values: Mapping[str, Any], n: int, means: list[str]
-          ) -> tuple[Run | None, float]:
+          ) -> tuple[BoundRun | None, float]:
     """``program`` bound to the examples, and the bytes a pass touches; no run (and an
     estimate, or inf) when its buffers would be far beyond :data:`MEMORY_BUDGET` or could
     not be had. (Binding touches little: the buffers of lines a mean makes unnecessary are
@@ -220,12 +221,13 @@ def _allocated_bytes(program: Program, values: Mapping[str, Any], n: int) -> int
     return 8 * total
 
 
-def _touched_bytes(run: Run) -> int:
+def _touched_bytes(run: BoundRun) -> int:
     """The memory a pass of ``run`` writes or reads: its given values, the outputs of the
     lines it runs and its means (a buffer bound for a line that a mean made unnecessary is
     never touched, so it takes no memory)."""
     arrays = [run.values.get(name) for name in run.plan.given]
-    arrays += [step.out for step in run.steps] + list(run.means.values())
+    arrays += [run.values[line.out] for line in run.bound.instructions]
+    arrays += list(run.means.values())
     unique = {}
     for a in arrays:
         while isinstance(a, np.ndarray) and isinstance(a.base, np.ndarray):
@@ -235,7 +237,7 @@ def _touched_bytes(run: Run) -> int:
     return sum(a.nbytes for a in unique.values())
 
 
-def _fitting(run: Run | None, need: float, program: Program, n: int, mode: str) -> Run:
+def _fitting(run: BoundRun | None, need: float, program: Program, n: int, mode: str) -> BoundRun:
     """The run, or the refusal of a measurement that would take more than
     :data:`MEMORY_BUDGET`, before any of its memory is touched."""
     if run is not None and need <= MEMORY_BUDGET:
@@ -250,7 +252,7 @@ def _fitting(run: Run | None, need: float, program: Program, n: int, mode: str) 
         "even one example is too many: the model is too large to measure here")
 
 
-def _time_per_run(run: Run, budget: float) -> float:
+def _time_per_run(run: BoundRun, budget: float) -> float:
     """The best of several timed runs (after one untimed run), in seconds."""
     best = np.inf
     with single_threaded_blas():  # as training runs it
@@ -320,7 +322,7 @@ def compare_modes(program: Program, data: Mapping[str, Any] | DataTable | None =
 
 def _forward_sample(program: Program, values: Mapping[str, Any], n: int, means: list[str],
                     sweeps: int | None, given: ForwardProgram | None
-                    ) -> tuple[ForwardProgram, Program, Run]:
+                    ) -> tuple[ForwardProgram, Program, BoundRun]:
     """The forward-mode program to measure, bound: all of it (``given``, if any, is that)
     when it has at most ``sweeps`` sweeps, else a sample of at most ``sweeps``, fewer if
     they would not fit in :data:`MEMORY_BUDGET` (each weight keeps three)."""

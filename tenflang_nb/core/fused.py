@@ -1,11 +1,12 @@
 """The fused engine: a bound program run in one pass over cache-sized blocks of examples.
 
 The reference engine (``plan.Run``) runs a GCP one numpy call per line, each a pass over all N
-examples into a buffer of its own. :class:`FusedRun` runs the same bound lines (the same
-``Run`` does the binding: NULLs, constants, aliases, batch-mean rules) but cuts them into
-stages (``fusedplan``): runs of elementwise lines, with the sums, softmaxes and batch means
-around them, go through ``fusedvm``'s block loop in one pass; matrix products stay numpy
-calls (BLAS). Only values read outside their group are stored.
+examples into a buffer of its own. :class:`FusedRun` runs the same bound program
+(``bound.BoundProgram``, made by ``Plan.bind``: NULLs, constants, aliases, batch-mean rules
+decided, by slot name) but cuts its lines into stages (``fusedplan``): runs of elementwise
+lines, with the sums, softmaxes and batch means around them, go through ``fusedvm``'s block
+loop in one pass; matrix products stay numpy calls (BLAS). Only values read outside their
+group are stored.
 
 For many examples, the examples are taken a *chunk* at a time (:data:`CHUNK_BYTES` of
 buffers), so memory beyond the data stays bounded however large N is; the batch means are
@@ -42,12 +43,15 @@ from typing import Any
 import numpy as np
 
 from . import fusedcache
+from .bound import BoundProgram
+from .engines import REFERENCE, BoundRun
 from .machine import cpus
-from .plan import Array, Plan, Run
+from .plan import Array, Plan, Run, line_call, mean_call
 from .settings import ENGINES, SETTINGS
 from .syntax import Define
 
-__all__ = ["ENGINES", "EngineWarning", "FusedRun", "bind", "load", "reference_bytes", "status"]
+__all__ = ["ENGINES", "EngineWarning", "FusedEngine", "FusedRun", "bind", "load",
+           "reference_bytes", "status"]
 
 # auto: the reference engine below this many numbers per pass (~1 ms of numpy calls): less
 # than the engine saves a pass, and numba is not even imported (nothing interactive waits)
@@ -204,10 +208,11 @@ def reference_bytes(plan: Plan, data: Mapping[str, Array | float | None], n: int
 
 def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
          means: list[str] | None = None, *, engine: str = "auto",
-         keep: Iterable[str] | None = None) -> Run | FusedRun | _Deferred:
-    """``plan.bind(data, n, means)`` on the chosen engine (see the module). ``keep``: the
-    names whose per-example values the caller reads with ``value()`` after a run (default:
-    the plan's results); the fused engine stores only those (and what it needs).
+         keep: Iterable[str] | None = None) -> BoundRun:
+    """``plan`` bound to ``data`` for ``n`` examples on the chosen engine (see the module),
+    through its ``engines.Engine`` interface. ``keep``: the names whose per-example values
+    the caller reads with ``value()`` after a run (default: the plan's results); the fused
+    engine stores only those (and what it needs).
 
     >>> from tenflang_nb.core.program import parse
     >>> plan = Plan(parse("declare input x\\ndeclare output y\\ndefine y = mul x 2\\n"))
@@ -219,7 +224,7 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
     kept = set(plan.results if keep is None else keep)
     numbers = reference_bytes(plan, data, n) // 8
     if engine == "reference":
-        return plan.bind(data, n, means)
+        return REFERENCE.bind(plan, data, n, means or [], kept)
     # auto waits for numba (instead of starting with the reference engine) where the fused
     # engine would take the examples in chunks: a switch later would hold the reference's
     # buffers and numba at once (2,000,000 rows of the seed model: 464 MB, against 335 MB on
@@ -229,23 +234,23 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
         if vm is None and engine == "fused":
             _unavailable(status())
     elif numbers < AUTO_NUMBERS:
-        return plan.bind(data, n, means)
+        return REFERENCE.bind(plan, data, n, means or [], kept)
     else:
         vm = _STATE["vm"]
         if vm is None and cpus() < 2:
             # one CPU: loading numba beside the run would take its time from the run (the
             # seed model, 100,000 rows, 1,000 steps: 1.3 s against 1.0 s on the reference)
-            return plan.bind(data, n, means)
+            return REFERENCE.bind(plan, data, n, means or [], kept)
         if vm is None:
-            return _Deferred(plan.bind(data, n, means), kept)
+            return _Deferred(REFERENCE.bind(plan, data, n, means or [], kept), kept)
     if vm is not None:
         try:
-            return FusedRun(plan, data, n, means or [], kept, vm)
+            return FusedEngine(vm).bind(plan, data, n, means or [], kept)
         except Exception as err:  # never an error the reference engine would not give
             _fell_back(err)
             if engine == "fused":
                 _unavailable(f"this program: {_STATE['fallback']}")
-    return plan.bind(data, n, means)
+    return REFERENCE.bind(plan, data, n, means or [], kept)
 
 
 def _fell_back(err: Exception) -> None:
@@ -303,6 +308,17 @@ class _Deferred:
 
 # ---------------------------------------------------------------------------- the run
 
+class FusedEngine:
+    """The fused engine (``engines.Engine``) with the compiled block loop ``vm``."""
+
+    def __init__(self, vm: ModuleType) -> None:
+        self.vm = vm
+
+    def bind(self, plan: Plan, data: Mapping[str, Array | float | None], n: int,
+             means: list[str], keep: set[str]) -> FusedRun:
+        return FusedRun(plan, data, n, means, keep, self.vm)
+
+
 class FusedRun:
     """A plan bound to one batch on the fused engine: the interface of ``plan.Run``
     (``values``, ``set``, ``run``, ``value``, ``mean``, ``finite``, ``first_nonfinite``)."""
@@ -350,6 +366,7 @@ class FusedRun:
         self.whole = whole
         self.parts = [_Part(run, offsets, self.keep, whole, self.vm) for run, offsets in runs]
         first = self.parts[0].run
+        self.bound: BoundProgram = first.bound  # (of the first chunk, when in chunks)
         self.values: dict[str, Array | None] = {**first.values, **(whole or {})}
         self.means: dict[str, Array | None] = first.means if whole is None else {
             k: None if v is None else np.zeros(v.shape) for k, v in first.means.items()}
@@ -401,7 +418,7 @@ class FusedRun:
         if v.shape[0] != part.run.n or name in self.plan.given:  # shared, or given
             return np.broadcast_to(v, (self.n, *v.shape[1:])) if v.shape[0] != self.n else v
         if self.whole is None:
-            if _address(v) not in part.stored and not self._complete:
+            if part.run.bound.names.get(name) not in part.stored and not self._complete:
                 with np.errstate(all="ignore"):
                     part.run.run()
                 self._complete = True
@@ -471,14 +488,12 @@ class FusedRun:
                     found.append(bad)
         return min(found, key=lambda d: order[d.target], default=None)
 
-    @property
-    def steps(self) -> list[Any]:
-        """The reference engine's planned lines (of one chunk)."""
-        return self.parts[0].run.steps
-
 
 class _Part:
-    """One bound reference run (one chunk size) and its stages, run at ``offsets``."""
+    """One chunk size: its bound program's stages over the buffers of a reference run bound
+    to that many rows (which also recomputes what the fused pass does not store), run at
+    ``offsets``. Built from the run's public parts only: its ``bound`` program and its
+    buffers (``values``, ``means``) by slot name."""
 
     def __init__(self, run: Run, offsets: list[int], keep: set[str],
                  whole: dict[str, np.ndarray] | None, vm: ModuleType,
@@ -487,31 +502,31 @@ class _Part:
         from .fusedverify import verify
 
         self.run, self.offsets = run, offsets
-        self.schedule = plan = schedule(run, vm, keep, whole, check)
+        bound, values = run.bound, run.values
+        self.schedule = plan = schedule(bound, values, vm, keep, whole, check)
         for stage in plan.stages:
             if isinstance(stage, Group):
-                verify(stage, run, vm, run.n)
+                verify(stage, bound, vm, bound.n)
+        outside = [line for line in [*plan.shared, *plan.stages] if not isinstance(line, Group)]
         # a checking pass's values outside the groups (numpy stages, shared lines): in buffers
-        self.checked = [s.out for s in [*plan.shared, *plan.stages]
-                        if not isinstance(s, Group) and s.define.target in (check or ())]
-        calls = dict(zip(map(id, run.steps), run.calls, strict=True))
-        self.stages = [(s, s.freeze()) if isinstance(s, Group) else (calls[id(s)], None)
+        self.checked = [values[line.out] for line in outside
+                        if line.define.target in (check or ())]
+        self.shared = [line_call(line, values) for line in plan.shared]
+        self.stages = [(s, s.freeze()) if isinstance(s, Group) else (line_call(s, values), None)
                        for s in plan.stages]
+        self.means = [mean_call(m, bound.n, values, run.means) for m in plan.means]
         # data the numpy stages and mean rules read from this run's own input buffers
-        self.copies = [k for k in whole or {} if (v := run.values.get(k)) is not None
-                       and _address(v) in plan.read]
-        # the buffers that hold their values after a fused pass
-        self.stored = plan.written | {_address(s.out) for s in [*plan.shared, *plan.stages]
-                                      if not isinstance(s, Group)}
-        self.stored |= {_address(v) for k in run.plan.given
-                        if (v := run.values.get(k)) is not None}
+        self.copies = [k for k in whole or {} if bound.names.get(k) in plan.read]
+        # the slots that hold their values after a fused pass
+        self.stored = plan.written | {line.out for line in outside}
+        self.stored |= {slot for k in bound.given if (slot := bound.names.get(k)) is not None}
 
     def execute(self, vm: ModuleType, start: int, whole: dict[str, np.ndarray] | None) -> None:
-        run, plan = self.run, self.schedule
+        run = self.run
         for name in self.copies:
             run.values[name][...] = whole[name][start:start + run.n]  # type: ignore[index]
-        for step in plan.shared:
-            step.kernel(*step.args, out=step.out)
+        for call in self.shared:
+            call()
         for stage, frozen in self.stages:
             if frozen is None:
                 stage()
@@ -526,7 +541,7 @@ class _Part:
             vm.execute(*frozen, int(run.n), int(stage.block))  # ints: one compiled signature
             for name, acc in stage.sums:
                 run.means[name].reshape(-1)[...] = acc  # type: ignore[union-attr]
-        for mean in plan.mean_steps:
+        for mean in self.means:
             mean()
 
     def finite(self) -> bool:
@@ -545,12 +560,6 @@ class _Part:
         if compute:
             with np.errstate(all="ignore"):
                 self.run.run()
-
-
-def _address(array: np.ndarray) -> int:
-    return int(array.__array_interface__["data"][0])
-
-
 
 
 # ---------------------------------------------------------------------------- filling the cache

@@ -89,20 +89,19 @@ def listing(run: FusedRun) -> Listing:
             passes.append(_group_pass(stage, run.vm))
         else:
             passes.append(Pass("numpy", (stage.define,)))
-    summed = set(schedule.summed)
-    means = tuple(name for name, _, _ in run.parts[0].run.mean_plan if name not in summed)
-    return Listing(run.n, tuple(passes), means)
+    return Listing(run.n, tuple(passes), tuple(m.name for m in schedule.means))
 
 
 def _group_pass(group: Group, isa: ModuleType) -> Pass:
     decode = _Decoder(group, isa)
     head = [decode.row(row, None) for row in group.head]
-    body = [decode.row(row, line) for row, line in zip(group.code, group.lines, strict=True)]
-    defines = tuple(d for d in group.lines if d is not None)
+    lines = [line.define if line is not None else None for line in group.lines]
+    body = [decode.row(row, line) for row, line in zip(group.code, lines, strict=True)]
+    defines = tuple(d for d in lines if d is not None)
     scratch = {row[2] for row in group.code if group.scratch[row[2]]}
-    cached = tuple(d.target for d, row in zip(group.lines, group.code, strict=True)
+    cached = tuple(d.target for d, row in zip(lines, group.code, strict=True)
                    if d is not None and row[2] in scratch)
-    stored = tuple(d.target for d, row in zip(group.lines, group.code, strict=True)
+    stored = tuple(d.target for d, row in zip(lines, group.code, strict=True)
                    if d is not None and row[2] not in scratch)
     instructions = ([*(["once per call:"] + [f"  {r}" for r in head] if head else [])]
                     + ["per block:"] + [f"  {r}" for r in body])

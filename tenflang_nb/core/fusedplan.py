@@ -1,9 +1,10 @@
-"""The fused engine's plan: a bound run's lines cut into groups the block loop runs in one pass.
+"""The fused engine's plan: a bound program's lines cut into groups the block loop runs in one
+pass.
 
-A :class:`~tenflang_nb.core.plan.Run` already knows, for one batch, every line's kernel,
-operands (NULL, constants, aliases and identities resolved) and buffer, and how each batch
-mean is taken. :func:`schedule` reads that and splits the lines into *stages*, in program
-order:
+A :class:`~tenflang_nb.core.bound.BoundProgram` says, for one batch, every line's operator,
+operands (NULL, constants, aliases and identities resolved) and slot, and how each batch
+mean is taken. :func:`schedule` reads that, by slot name, and splits the lines into
+*stages*, in program order:
 
 * lines whose values are the same for every example (``transpose W2``) run once, first,
   with their numpy kernels;
@@ -15,7 +16,7 @@ order:
 
 Inside a group, a value lives in a block-sized scratch array unless something outside the
 group reads it (a later stage, a batch-mean rule such as the ``outer`` GEMM, or a name the
-caller wants to read): only those are written to the run's buffers. A batch mean of a value
+caller wants to read): only those are written to their slots' buffers. A batch mean of a value
 the group computes is summed in the same pass (``ACCSUM``, or ``ACCDOT`` for the mean of a
 product of two per-example scalars), so a weight's gradient line may never be stored at all.
 
@@ -25,25 +26,13 @@ Everything here is numpy: the instructions' numbers come from the compiled modul
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Protocol
 
 import numpy as np
 
-from .ops import OPS
-from .plan import Run
-from .syntax import Define
-
-
-class _Step(Protocol):
-    """A planned line, as ``plan.Run`` keeps it (its ``steps``)."""
-
-    kernel: Callable[..., Any]
-    args: tuple[Any, ...]
-    out: np.ndarray
-    define: Define
+from .bound import BoundProgram, Instruction, Mean, Operand
 
 # TenFlang operators the block loop runs (by ops.py name), and the name of the loop's operator
 # (``fusedvm`` holds the numbers: the compiled file is the one source of the instruction set,
@@ -60,9 +49,7 @@ POW = {2.0: "SQUARE", 1.0: "COPY", 0.5: "SQRT", -1.0: "RECIP"}
 
 BLOCK_NUMBERS = 4096  # numbers per value in one block: 32 KB, the working set stays in L2
 
-
-def _address(array: np.ndarray) -> int:
-    return int(array.__array_interface__["data"][0])
+Buffers = Mapping[str, "np.ndarray | None"]
 
 
 @dataclass
@@ -86,16 +73,20 @@ class Group:
     sums: list[tuple[str, np.ndarray]] = field(default_factory=list)
     # sums of the values a checking schedule checks (NaN or infinite when a value is)
     checks: list[np.ndarray] = field(default_factory=list)
-    # for the listing (core/fusedlisting.py): what each array is, and the line each
-    # instruction of ``code`` computes (None: a broadcast into scratch for the next one)
+    # for the listing (core/fusedlisting.py) and the verifier (core/fusedverify.py): what
+    # each array is, the slot of a stored one (None: scratch, an accumulator), and the line
+    # each instruction of ``code`` computes (None: a broadcast into scratch for the next one)
     labels: list[str] = field(default_factory=list)
-    lines: list[Define | None] = field(default_factory=list)
+    slots: list[str | None] = field(default_factory=list)
+    lines: list[Instruction | None] = field(default_factory=list)
 
-    def add(self, array: np.ndarray, size: int, scratch: bool = False, label: str = "") -> int:
+    def add(self, array: np.ndarray, size: int, scratch: bool = False, label: str = "",
+            slot: str | None = None) -> int:
         self.arrays.append(array)
         self.size.append(size)
         self.scratch.append(int(scratch))
         self.labels.append(label)
+        self.slots.append(slot)
         return len(self.arrays) - 1
 
     def const(self, value: float) -> int:
@@ -109,7 +100,7 @@ class Group:
             return np.array(rows, dtype=np.int64).reshape(-1, self.width)
 
         return (table(self.head), table(self.code),
-                np.array([_address(a) for a in self.arrays], dtype=np.int64),
+                np.array([a.ctypes.data for a in self.arrays], dtype=np.int64),
                 np.array(self.size, dtype=np.int64), np.array(self.scratch, dtype=np.int64),
                 np.zeros(len(self.arrays), dtype=np.int64),
                 np.array(self.consts or [0.0]), np.array(self.maps or [0], dtype=np.int64))
@@ -117,96 +108,84 @@ class Group:
 
 @dataclass
 class Schedule:
-    """A bound run's lines as stages (see the module): ``shared`` steps first, then
-    ``stages`` in order (a :class:`Group` or a step run by its numpy kernel), then the batch
-    means no group sums (``mean_steps``: the run's own closures, in its order)."""
+    """A bound program's lines as stages (see the module): ``shared`` lines first, then
+    ``stages`` in order (a :class:`Group` or a line run by its numpy kernel), then the batch
+    means no group sums (``means``, in the bound program's order)."""
 
-    shared: list[_Step]
-    stages: list[Group | _Step]
-    mean_steps: list[object]
+    shared: list[Instruction]
+    stages: list[Group | Instruction]
+    means: list[Mean]
     summed: list[str]  # the means the groups sum
-    written: set[int]  # addresses of the run buffers the groups fill
-    read: set[int]  # addresses of the run buffers numpy stages and mean closures read
+    written: set[str]  # the slots the groups fill
+    read: set[str]  # the slots numpy stages and the means outside the groups read
 
 
-def _op(step: _Step) -> str:
-    return OPS[str(step.define.op)].name
+def _fusable(line: Instruction) -> bool:
+    if line.op == "pow":
+        exponent = line.operands[1]
+        return exponent.slot is None and float(exponent.const or 0.0) in POW
+    return line.op in UNARY or line.op in BINARY or line.op in ROWWISE or line.op == "broadcast"
 
 
-def _fusable(step: _Step) -> bool:
-    name = _op(step)
-    if name == "pow":
-        exponent = step.args[1]
-        return not isinstance(exponent, np.ndarray) and float(exponent) in POW
-    return name in UNARY or name in BINARY or name in ROWWISE or name == "broadcast"
+def _size(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
 
 
-def _arrays(values: object) -> list[np.ndarray]:
-    return [v for v in values if isinstance(v, np.ndarray)]  # type: ignore[attr-defined]
-
-
-def schedule(run: Run, isa: ModuleType, keep: set[str],
+def schedule(bound: BoundProgram, values: Buffers, isa: ModuleType, keep: set[str],
              data: dict[str, np.ndarray] | None = None,
              check: set[str] | None = None) -> Schedule:
-    """The stages of ``run`` (module docstring), in the instructions of ``isa`` (fusedvm).
-    ``keep``: names whose per-example values the caller will read. ``data``: per-example
-    inputs that groups read from these whole arrays (from the chunk's first row) instead of
-    the run's buffers. ``check``: lines whose values the groups also sum, in the pass, into
-    their ``checks`` (whether they are all finite, without storing them)."""
-    n = run.n
-    per_row = [s for s in run.steps if s.out.shape[0] == n or n == 1]
-    shared = [s for s in run.steps if not (s.out.shape[0] == n or n == 1)]
-    items: list[list[_Step] | _Step] = []
-    for step in per_row:
-        if not _fusable(step):
-            items.append(step)
+    """The stages of ``bound`` (module docstring), in the instructions of ``isa`` (fusedvm),
+    over the buffers ``values`` (by slot name). ``keep``: names whose per-example values
+    the caller will read. ``data``: per-example inputs that groups read from these whole
+    arrays (from the chunk's first row) instead of their slots' buffers. ``check``: lines
+    whose values the groups also sum, in the pass, into their ``checks`` (whether they are
+    all finite, without storing them)."""
+    per_row = [line for line in bound.instructions if bound.per_example(line.out)]
+    shared = [line for line in bound.instructions if not bound.per_example(line.out)]
+    items: list[list[Instruction] | Instruction] = []
+    for line in per_row:
+        if not _fusable(line):
+            items.append(line)
         elif items and isinstance(items[-1], list):
-            items[-1].append(step)
+            items[-1].append(line)
         else:
-            items.append([step])
-    producer = {_address(s.out): i for i, item in enumerate(items)
-                if isinstance(item, list) for s in item}
-    given = {_address(v) for k in run.plan.given if (v := run.values.get(k)) is not None}
+            items.append([line])
+    producer = {line.out: i for i, item in enumerate(items)
+                if isinstance(item, list) for line in item}
+    given = {slot for k in bound.given if (slot := bound.names.get(k)) is not None}
     # a batch mean is summed by the last group that computes one of its sources, when every
     # other source is a given value or another group's
-    sums: dict[int, list[tuple[str, list[np.ndarray]]]] = {}
-    closures = []
-    read: set[int] = set()
-    for (name, how, step), mean in zip(run.mean_plan, run.mean_steps, strict=True):
-        sources = _mean_sources(how, step, run.values[name], n)
-        places = [producer.get(_address(s)) for s in sources or []]
+    sums: dict[int, list[tuple[str, list[str]]]] = {}
+    closures: list[Mean] = []
+    read: set[str] = set()
+    for mean in bound.means:
+        if mean.how in ("view", "null"):
+            continue
+        sources = _mean_sources(bound, mean)
+        places = [producer.get(s) for s in sources or []]
         if sources and any(p is not None for p in places) and all(
-                p is not None or _address(s) in given
-                for s, p in zip(sources, places, strict=True)):
+                p is not None or s in given for s, p in zip(sources, places, strict=True)):
             sums.setdefault(max(p for p in places if p is not None), []).append(
-                (name, sources))
+                (mean.name, sources))
             continue
         closures.append(mean)
-        if how == "batch":
-            read.update(_address(v) for v in _arrays([run.values[name]]))
-        elif how == "rule" and step is not None:
-            read.update(_address(a) for a in _arrays(step.args))
+        read.update(mean.slots())
     outside = set(read)  # values read outside the group that computes them
     for i, item in enumerate(items):
-        for step in item if isinstance(item, list) else [item]:
-            for a in _arrays(step.args):
-                if producer.get(_address(a), i) != i:
-                    outside.add(_address(a))
+        for line in item if isinstance(item, list) else [item]:
+            for a in line.slots():
+                if producer.get(a, i) != i:
+                    outside.add(a)
                 if not isinstance(item, list):
-                    read.add(_address(a))
+                    read.add(a)
         for _, sources in sums.get(i, []):
-            outside.update(_address(s) for s in sources if producer.get(_address(s), i) != i)
-    # kept values, and the values whose mean is a view of their buffer (the same for every
+            outside.update(s for s in sources if producer.get(s, i) != i)
+    # kept values, and the values whose mean is a view of their slot (the same for every
     # example, or a batch of one)
-    stepped = {name for name, _, _ in run.mean_plan}
-    kept = set(keep) | {k for k in run.means if k not in stepped}
-    outside.update(_address(v) for k in kept if (v := run.values.get(k)) is not None)
-    names: dict[int, str] = {}  # for the listing: a buffer by the first name it holds
-    for name, value in run.values.items():
-        if value is not None:
-            names.setdefault(_address(value), name)
-    stages: list[Group | _Step] = [
-        _Builder(run, isa, data or {}, outside, check or set(), names).group(
+    outside.update(slot for k in keep if (slot := bound.names.get(k)) is not None)
+    outside.update(m.out for m in bound.means if m.how == "view" and m.out is not None)
+    stages: list[Group | Instruction] = [
+        _Builder(bound, values, isa, data or {}, outside, check or set()).group(
             item, sums.get(i, []))
         if isinstance(item, list) else item for i, item in enumerate(items)]
     return Schedule(shared, stages, closures,
@@ -214,16 +193,17 @@ def schedule(run: Run, isa: ModuleType, keep: set[str],
                     {a for a in outside if a in producer}, read)
 
 
-def _mean_sources(how: str, step: _Step | None, value: np.ndarray | None, n: int
-                  ) -> list[np.ndarray] | None:
-    """The per-example arrays whose column sums give this mean: the value itself, or the two
+def _mean_sources(bound: BoundProgram, mean: Mean) -> list[str] | None:
+    """The per-example slots whose column sums give this mean: the value itself, or the two
     per-example scalars whose product it is (ops' ``_product_mean``); None: neither."""
-    if how == "batch" and value is not None:
-        return [value]
-    if how == "rule" and step is not None and _op(step) == "mul":
-        a, b = step.args
-        if all(isinstance(x, np.ndarray) and x.shape == (n,) for x in (a, b)):
-            return [a, b]  # type: ignore[list-item]
+    if mean.how == "batch" and mean.source is not None:
+        return [mean.source]
+    line = mean.line
+    if mean.how == "rule" and line is not None and line.op == "mul":
+        slots = [o.slot for o in line.operands]
+        if all(s is not None and o.shape == () and bound.slots[s].rows == bound.n
+               for s, o in zip(slots, line.operands, strict=True)):
+            return slots  # type: ignore[return-value]
     return None
 
 
@@ -231,55 +211,58 @@ class _Builder:
     """Instructions for one group: operands resolved, block-sized scratch arrays shared by
     values of the same size whose lives do not overlap."""
 
-    def __init__(self, run: Run, isa: ModuleType, data: dict[str, np.ndarray],
-                 outside: set[int], check: set[str], names: dict[int, str]) -> None:
+    def __init__(self, bound: BoundProgram, values: Buffers, isa: ModuleType,
+                 data: dict[str, np.ndarray], outside: set[str], check: set[str]) -> None:
         self.isa = isa
         self.check = check
-        self.n = run.n
-        self.data = {_address(v): k for k in data if (v := run.values.get(k)) is not None}
-        self.names = names  # address of a run buffer -> the first name it holds
+        self.bound = bound
+        self.values = values
+        self.n = bound.n
         self.whole = data
         self.outside = outside
         self.g = Group(width=isa.WIDTH)
-        self.index: dict[int, int] = {}  # address of a run buffer -> its array index
-        self.scratch_of: dict[int, int] = {}  # address of a value kept in scratch -> index
+        self.index: dict[str, int] = {}  # a stored slot -> its array index
+        self.scratch_of: dict[str, int] = {}  # a slot kept in scratch -> its array index
         self.free: dict[int, list[int]] = {}  # size -> scratch arrays free for reuse
-        # (address of a shared value, shape) -> its tile (see _binary_operand): never freed
-        self.tiles: dict[tuple[int, tuple[int, ...]], int] = {}
+        # (a shared slot, shape) -> its tile (see _binary_operand): never freed
+        self.tiles: dict[tuple[str, tuple[int, ...]], int] = {}
 
-    def group(self, steps: list[_Step], sums: list[tuple[str, list[np.ndarray]]]) -> Group:
-        g = self.g
-        width = max([s.out[0].size for s in steps]
-                    + [a[0].size for s in steps for a in _arrays(s.args)])
+    def shared(self, slot: str) -> bool:
+        return self.bound.slots[slot].rows == 1 and self.n != 1
+
+    def group(self, lines: list[Instruction], sums: list[tuple[str, list[str]]]) -> Group:
+        g, slots = self.g, self.bound.slots
+        width = max([_size(slots[line.out].shape) for line in lines]
+                    + [_size(o.shape) for line in lines for o in line.operands if o.slot])
         g.block = max(1, BLOCK_NUMBERS // width)
-        last: dict[int, int] = {}
-        for i, step in enumerate(steps):
-            last.update((_address(a), i) for a in _arrays(step.args))
+        last: dict[str, int] = {}
+        for i, line in enumerate(lines):
+            last.update((a, i) for a in line.slots())
         for _, sources in sums:
-            last.update((_address(s), len(steps)) for s in sources)
-        for i, step in enumerate(steps):
-            address = _address(step.out)
-            if address in self.outside:
-                out = self._buffer(step.out)
+            last.update((s, len(lines)) for s in sources)
+        for i, line in enumerate(lines):
+            size = _size(slots[line.out].shape)
+            if line.out in self.outside:
+                out = self._buffer(line.out)
             else:
-                out = self.scratch_of[address] = self._temporary(step.out[0].size)
+                out = self.scratch_of[line.out] = self._temporary(size)
             first = len(g.code)
-            temporaries = self._emit(step, out)
-            g.lines.extend([None] * (len(g.code) - first - 1) + [step.define])
-            if step.define.target in self.check:  # summed while the value is in the block
-                acc = np.zeros(step.out[0].size)
+            temporaries = self._emit(line, out)
+            g.lines.extend([None] * (len(g.code) - first - 1) + [line])
+            if line.define.target in self.check:  # summed while the value is in the block
+                acc = np.zeros(size)
                 g.code.append([self.isa.ACCSUM_I, 0,
-                               g.add(acc, acc.size, label=f"check {step.define.target}"),
+                               g.add(acc, acc.size, label=f"check {line.define.target}"),
                                out, out, 0, 0, g.const(1.0)])
                 g.lines.append(None)
                 g.checks.append(acc)
             for t in temporaries:
                 self._release(t)
-            for a in {_address(a) for a in _arrays(step.args)}:
+            for a in set(line.slots()):
                 if last.get(a) == i and a in self.scratch_of:
                     self._release(self.scratch_of.pop(a))
         for name, sources in sums:
-            size = sources[0][0].size
+            size = _size(slots[sources[0]].shape)
             acc = np.zeros(size)
             index = g.add(acc, size, label=f"sum {name}")
             a, b = (self._operand(s) for s in (sources * 2)[:2])
@@ -291,17 +274,18 @@ class _Builder:
 
     # -- arrays
 
-    def _buffer(self, array: np.ndarray) -> int:
-        """The array index of a run buffer (or of the whole data array it stands for)."""
-        address = _address(array)
-        if address not in self.index:
-            name = self.data.get(address)
-            source = self.whole[name] if name is not None else array
-            index = self.index[address] = self.g.add(source.reshape(-1), array[0].size,
-                                                     label=self.names.get(address, "?"))
-            if name is not None:
-                self.g.data.append((name, index))
-        return self.index[address]
+    def _buffer(self, slot: str) -> int:
+        """The array index of a slot's buffer (or of the whole data array it stands for)."""
+        if slot not in self.index:
+            buffer = self.values[slot]
+            assert buffer is not None, slot
+            whole = self.whole.get(slot)
+            source = whole if whole is not None else buffer
+            index = self.index[slot] = self.g.add(
+                source.reshape(-1), _size(self.bound.slots[slot].shape), label=slot, slot=slot)
+            if whole is not None:
+                self.g.data.append((slot, index))
+        return self.index[slot]
 
     def _temporary(self, size: int) -> int:
         free = self.free.get(size)
@@ -313,80 +297,84 @@ class _Builder:
     def _release(self, index: int) -> None:
         self.free.setdefault(self.g.size[index], []).append(index)
 
-    def _operand(self, array: np.ndarray) -> int:
-        address = _address(array)
-        return self.scratch_of[address] if address in self.scratch_of else self._buffer(array)
+    def _operand(self, slot: str) -> int:
+        return self.scratch_of[slot] if slot in self.scratch_of else self._buffer(slot)
 
     # -- instructions
 
-    def _emit(self, step: _Step, out: int) -> list[int]:
-        """Append ``step``'s instructions; the scratch arrays to release after it."""
-        g, isa, name = self.g, self.isa, _op(step)
-        shape = step.out.shape[1:]
-        first = step.args[0]
+    def _emit(self, line: Instruction, out: int) -> list[int]:
+        """Append ``line``'s instructions; the scratch arrays to release after it."""
+        g, isa, name = self.g, self.isa, line.op
+        shape = self.bound.slots[line.out].shape
+        first = line.operands[0]
         if name in ROWWISE:
             temporaries = []
             if name not in ("sum", "mean"):  # shifted rows, exponentials, maxima, sums
-                temporaries.append(self._temporary(2 * first[0].size + 2))
-            g.code.append([isa.ROW_I, getattr(isa, ROWWISE[name]), out, self._operand(first),
-                           0, 0, 0, temporaries[0] if temporaries else -1])
+                temporaries.append(self._temporary(2 * _size(first.shape) + 2))
+            g.code.append([isa.ROW_I, getattr(isa, ROWWISE[name]), out,
+                           self._operand(str(first.slot)), 0, 0, 0,
+                           temporaries[0] if temporaries else -1])
             return temporaries
         if name == "pow" or name in UNARY:
-            op = POW[float(step.args[1])] if name == "pow" else UNARY[name]
-            g.code.append([isa.UNARY_I, getattr(isa, op), out, self._operand(first),
+            op = POW[float(line.operands[1].const or 0.0)] if name == "pow" else UNARY[name]
+            g.code.append([isa.UNARY_I, getattr(isa, op), out, self._operand(str(first.slot)),
                            0, 0, 0, 0])
         elif name == "broadcast":
-            if isinstance(first, np.ndarray):
-                aligned = (1,) * (len(shape) - (first.ndim - 1)) + first.shape[1:]
+            if first.slot is not None:
+                aligned = (1,) * (len(shape) - len(first.shape)) + first.shape
                 g.code.append(self._expand(first, aligned, shape, out))
             else:
-                g.code.append([isa.FILL_I, 0, out, g.const(float(first)), 0, 0, 0, 0])
+                g.code.append([isa.FILL_I, 0, out, g.const(float(first.const or 0.0)),
+                               0, 0, 0, 0])
         else:
             temporaries = []
             (a, mode_a), (b, mode_b) = (self._binary_operand(x, shape, temporaries)
-                                        for x in step.args)
+                                        for x in line.operands)
             g.code.append([isa.BINARY_I, getattr(isa, BINARY[name]), out, a, b, mode_a,
                            mode_b, 0])
             return temporaries
         return []
 
-    def _binary_operand(self, a: object, shape: tuple[int, ...], temporaries: list[int]
+    def _binary_operand(self, a: Operand, shape: tuple[int, ...], temporaries: list[int]
                         ) -> tuple[int, int]:
         """An operand of an elementwise line, as the instruction reads it: a constant, a
         shared scalar, or an array of the result's size (broadcast into scratch first when
         it is not: once per call for a value shared by every row, else per block)."""
         g, isa = self.g, self.isa
-        if not isinstance(a, np.ndarray):
-            return g.const(float(a)), isa.MODE_CONST  # type: ignore[arg-type]
-        shared = a.shape[0] == 1 and self.n != 1
-        if shared and a[0].size == 1:
-            return self._buffer(a), isa.MODE_SHARED
-        if not shared and a.shape[1:] == shape:
-            return self._operand(a), isa.MODE_ARRAY
+        if a.slot is None:
+            return g.const(float(a.const or 0.0)), isa.MODE_CONST
+        shared = self.shared(a.slot)
+        if shared and _size(a.shape) == 1:
+            return self._buffer(a.slot), isa.MODE_SHARED
+        if not shared and a.shape == shape:
+            return self._operand(a.slot), isa.MODE_ARRAY
         if shared:
             # a tile of block rows, filled once by the head and read by every block: it
             # needs a scratch array of its own. One from the free pool was written, block
             # after block, by the line that used it before, overwriting the tile (issue 23)
-            key = (_address(a), shape)
+            key = (a.slot, shape)
             if key not in self.tiles:
                 self.tiles[key] = self.g.add(
                     np.empty(self.g.block * math.prod(shape)), math.prod(shape), scratch=True,
-                    label=f"tile {self.names.get(key[0], '?')}")
-                g.head.append(self._expand(a, a.shape[1:], shape, self.tiles[key]))
+                    label=f"tile {a.slot}")
+                g.head.append(self._expand(a, a.shape, shape, self.tiles[key]))
             return self.tiles[key], isa.MODE_ARRAY
         temp = self._temporary(math.prod(shape))
-        g.code.append(self._expand(a, a.shape[1:], shape, temp))
+        g.code.append(self._expand(a, a.shape, shape, temp))
         temporaries.append(temp)
         return temp, isa.MODE_ARRAY
 
-    def _expand(self, a: np.ndarray, aligned: tuple[int, ...], shape: tuple[int, ...],
+    def _expand(self, a: Operand, aligned: tuple[int, ...], shape: tuple[int, ...],
                 out: int) -> list[int]:
         """The instruction: ``out`` = ``a`` (per-example shape ``aligned``) broadcast to
         ``shape``."""
-        g = self.g
-        index_map = np.broadcast_to(np.arange(a[0].size).reshape(aligned), shape).reshape(-1)
+        g, slot = self.g, str(a.slot)
+        index_map = np.broadcast_to(np.arange(_size(a.shape)).reshape(aligned),
+                                    shape).reshape(-1)
         offset = len(g.maps)
         g.maps.extend(int(i) for i in index_map)
-        shared = a.shape[0] == 1 and self.n != 1
-        mode = self.isa.MODE_SHARED if shared else self.isa.MODE_ARRAY
-        return [self.isa.EXPAND_I, 0, out, self._operand(a), 0, mode, 0, offset]
+        mode = self.isa.MODE_SHARED if self.shared(slot) else self.isa.MODE_ARRAY
+        return [self.isa.EXPAND_I, 0, out, self._operand(slot), 0, mode, 0, offset]
+
+
+__all__ = ["BINARY", "POW", "ROWWISE", "UNARY", "Group", "Schedule", "schedule"]

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .bound import BoundProgram
 from .fusedplan import ROWWISE, Group
-from .plan import Run
 
 __all__ = ["ScheduleError", "verify"]
 
@@ -35,30 +35,27 @@ class ScheduleError(AssertionError):
     """The fused engine's schedule is wrong: a bug of the package, never of the program."""
 
 
-def _address(array: np.ndarray) -> int:
-    return int(array.__array_interface__["data"][0])
-
-
-def verify(group: Group, run: Run, isa: ModuleType, rows: int) -> None:
-    """Raise :class:`ScheduleError` where ``group`` would go wrong on ``rows`` rows a call."""
-    _Verifier(group, run, isa, rows).check()
+def verify(group: Group, bound: BoundProgram, isa: ModuleType, rows: int) -> None:
+    """Raise :class:`ScheduleError` where ``group`` (of the program ``bound``) would go wrong
+    on ``rows`` rows a call."""
+    _Verifier(group, bound, isa, rows).check()
 
 
 class _Verifier:
-    def __init__(self, group: Group, run: Run, isa: ModuleType, rows: int) -> None:
-        self.g, self.run, self.isa, self.rows = group, run, isa, rows
+    def __init__(self, group: Group, bound: BoundProgram, isa: ModuleType, rows: int) -> None:
+        self.g, self.bound, self.isa, self.rows = group, bound, isa, rows
         count = len(group.arrays)
-        if not len(group.size) == len(group.scratch) == len(group.labels) == count:
+        if not (len(group.size) == len(group.scratch) == len(group.labels)
+                == len(group.slots) == count):
             raise ScheduleError("the group's array tables differ in length")
         self.data = {index for _, index in group.data}
-        # the value a run buffer (or the whole data array standing for one) holds: its address
-        self.address = {i: _address(a) for i, a in enumerate(group.arrays)}
-        for name, i in group.data:
-            buffer = run.values.get(name)
-            if buffer is not None:
-                self.address[i] = _address(buffer)
+        # the value a stored array (a slot's buffer, or the whole data standing for one)
+        # holds: its slot's name
+        for i, slot in enumerate(group.slots):
+            if slot is not None and slot not in bound.slots:
+                raise ScheduleError(f"the group's array {i} stands for an unknown slot {slot}")
         self.tiles = {int(row[2]) for row in group.head}
-        # what each scratch array holds now: the address of a value, or ("broadcast", it)
+        # what each scratch array holds now: the slot of a value, or ("broadcast", it)
         self.held: dict[int, Any] = {}
         self.row_kinds = {getattr(isa, n): n for n in ROWWISE.values()}
 
@@ -113,11 +110,9 @@ class _Verifier:
         if len(lines) != len(self.g.code):
             self.fail("code", "a line is not known for every instruction")
         for k, (row, line) in enumerate(zip(self.g.code, lines, strict=True)):
-            step = self.run.step_of.get(line.target) if line is not None else None
-            operands = ([_address(a) if isinstance(a, np.ndarray) else None for a in step.args]
-                        if step is not None else [])
-            self.instruction(f"instruction {k} ({line})" if line else f"instruction {k}", row,
-                             operands, _address(step.out) if step is not None else None)
+            operands = [o.slot for o in line.operands] if line is not None else []
+            where = f"instruction {k} ({line.define})" if line else f"instruction {k}"
+            self.instruction(where, row, operands, line.out if line is not None else None)
 
     def instruction(self, where: str, row: Any, operands: list[Any] | None,
                     value: Any = None) -> None:
@@ -158,7 +153,7 @@ class _Verifier:
             if extra < 0 or len(mapped) != g.size[out] or (
                     len(mapped) and (mapped.min() < 0 or mapped.max() >= g.size[a])):
                 self.fail(where, "its broadcast map is out of range")
-            source = self.held.get(a) if g.scratch[a] else self.address[a]
+            source = self.held.get(a) if g.scratch[a] else g.slots[a]
             if value is None:  # a broadcast into scratch for the next instruction
                 self.per_row(where, out)
                 self.written(where, out, ("broadcast", _value(source)))

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import ops
 from .arguments import check_instance, shown
+from .bound import BoundProgram, Instruction, Mean, Operand, Slot, lifetimes, mean_slot
 from .errors import TenFlangError
 from .formatting import fmt_shape
 from .guard import allow
@@ -44,6 +45,7 @@ class _Step:
     args: tuple[Array | np.float64, ...]
     out: Array
     define: Define
+    line: Instruction
 
 
 class Plan:
@@ -82,7 +84,9 @@ class Plan:
     def bind(self, data: Mapping[str, Array | float | None], n: int,
              means: list[str] | None = None) -> Run:
         """Bind values to the given variables (missing ones, and None, are NULL) for ``n``
-        examples: a run to pass over many times (:meth:`Run.run`, :meth:`Run.set`).
+        examples: a run to pass over many times (:meth:`Run.run`, :meth:`Run.set`) on the
+        reference engine, and its :attr:`Run.bound` program (``bound.BoundProgram``: what
+        runs, by slot name, for any engine).
 
         A value whose first axis has length ``n`` (and whose rank is one more than the
         variable's shape) is per-example; otherwise it is shared by every example. ``means``
@@ -146,7 +150,9 @@ class Plan:
 
 
 class Run:
-    """A plan bound to one batch; :meth:`run` executes it, :meth:`value` reads results."""
+    """A plan bound to one batch on the reference engine (one numpy call per line, a buffer
+    per slot of its :attr:`bound` program); :meth:`run` executes it, :meth:`value` reads
+    results."""
 
     def __init__(self, plan: Plan, data: Mapping[str, Array | float | None], n: int,
                  means: list[str]) -> None:
@@ -156,21 +162,35 @@ class Run:
         shapes = program.shapes
         self.values: dict[str, Array | None] = {}
         self.consts: dict[str, float] = {}
+        # the bound program, as binding decides it (by slot name: see core/bound.py)
+        self._slots: dict[str, Slot] = {}
+        self._names: dict[str, str | None] = {}
+        self._means: list[Mean] = []
         for name in plan.given:
-            self.values[name] = self._given(name, data.get(name), shapes[name], n)
+            value = self.values[name] = self._given(name, data.get(name), shapes[name], n)
+            self._slot(name, value, "given")
         self.steps: list[_Step] = []
         self.step_of: dict[str, _Step] = {}
         for d in plan.defines:
             self._plan_define(d, shapes)
         self.means: dict[str, Array | None] = {}
         self.mean_steps: list[Callable[[], object]] = []
-        # beside each mean step: (name, how: "linear" | "rule" | "batch", its line's step);
-        # what another engine needs to take a mean step over (core/fusedplan.py)
-        self.mean_plan: list[tuple[str, str, _Step | None]] = []
         skipped = self._plan_means(means)
         self.steps = [s for s in self.steps if id(s) not in skipped]
+        lines = tuple(s.line for s in self.steps)
+        self.bound = BoundProgram(n, lifetimes(self._slots, lines, self._means),
+                                  dict(self._names), lines, tuple(self._means),
+                                  tuple(plan.given))
         # pre-bound calls with a positional ``out``: the cheapest dispatch for tiny arrays
         self.calls = [partial(s.kernel, *s.args, s.out) for s in self.steps]
+
+    def _slot(self, name: str, value: Array | None, kind: str) -> None:
+        """Variable ``name`` holds ``value`` in a slot of its own (None: NULL)."""
+        if value is None:
+            self._names[name] = None
+            return
+        self._names[name] = name
+        self._slots[name] = Slot(name, tuple(value.shape[1:]), value.shape[0], kind)
 
     # ------------------------------------------------------------------ binding
 
@@ -205,8 +225,10 @@ class Run:
             if isinstance(arg, Const):
                 values[d.target] = np.full((1, *shapes[d.target]), arg.value)
                 self.consts[d.target] = arg.value
+                self._slot(d.target, values[d.target], "constant")
             else:
                 values[d.target] = values[arg]  # an alias shares the buffer
+                self._names[d.target] = self._names[arg]
                 if arg in self.consts:
                     self.consts[d.target] = self.consts[arg]
             return
@@ -221,6 +243,7 @@ class Run:
                 v = values[a]
                 if v is None:
                     values[d.target] = None
+                    self._names[d.target] = None
                     return
                 args.append(v)
         out_shape = shapes[d.target]
@@ -236,12 +259,14 @@ class Run:
                 out = np.asarray(kernel(*(np.full((1, *s), c) for s, c in
                                           zip(arg_shapes, consts, strict=True))))
             values[d.target] = out.reshape((1, *out_shape))
+            self._slot(d.target, values[d.target], "constant")
             if out_shape == ():
                 self.consts[d.target] = float(out.reshape(-1)[0])
             return
         alias = ops.identity_operand(d.op, consts)
         if alias is not None and arg_shapes[alias] == out_shape:
             values[d.target] = args[alias]  # type: ignore[assignment]
+            self._names[d.target] = self._names[str(d.args[alias])]
             return
         rows = self.n if any(batched) else 1
         out = np.empty((rows, *out_shape))
@@ -254,7 +279,12 @@ class Run:
                 prepared.append(a.reshape((a.shape[0],) + (1,) * (len(out_shape) - len(s)) + s))
             else:
                 prepared.append(a)
-        step = _Step(kernel, tuple(prepared), out, d)
+        self._slot(d.target, out, "line")
+        operands = tuple(Operand(None, float(a), ()) if isinstance(a, float)
+                         else Operand(self._names[str(name)], None, tuple(p.shape[1:]))
+                         for a, name, p in zip(args, d.args, prepared, strict=True))
+        line = Instruction(op.name, d.target, operands, spec, d)
+        step = _Step(kernel, tuple(prepared), out, d, line)
         self.steps.append(step)
         self.step_of[d.target] = step
         values[d.target] = out
@@ -291,9 +321,11 @@ class Run:
             value = self.values.get(name)
             if value is None:
                 self.means[name] = None
+                self._means.append(Mean(name, None, "null"))
                 continue
             if value.shape[0] != n or n == 1:
                 self.means[name] = value[0, ...]  # the same for every example: a view
+                self._means.append(Mean(name, self._names[name], "view"))
                 continue
             out = np.empty(value.shape[1:])
             step = self.step_of.get(name)
@@ -312,7 +344,11 @@ class Run:
             else:
                 skipped.add(id(step))
             self.mean_steps.append(mean)
-            self.mean_plan.append((name, how, step))
+            self._slots[mean_slot(name)] = Slot(mean_slot(name), tuple(out.shape), 1, "mean")
+            self._means.append(
+                Mean(name, mean_slot(name), how, self._names[name] if how == "batch" else None,
+                     step.line if how != "batch" and step is not None else None,
+                     tuple(map(str, step.define.args)) if how == "linear" and step else ()))
             self.means[name] = out
         return skipped
 
@@ -486,3 +522,46 @@ def plain(value: Array | float) -> float | Array:
 def first_row(values: Array | None) -> float | Array | None:
     """The first example's value of a run's value (:meth:`Run.value`), None for NULL."""
     return None if values is None else plain(values[0])
+
+
+# ---------------------------------------------------------------------------- by slot name
+
+def operands(line: Instruction, values: Mapping[str, Array | None]
+             ) -> tuple[Array | np.float64, ...]:
+    """``line``'s operands as its numpy kernel takes them, from buffers by slot name."""
+    out: list[Array | np.float64] = []
+    for o in line.operands:
+        if o.slot is None:
+            out.append(np.float64(o.const))
+            continue
+        a = values[o.slot]
+        assert a is not None, o.slot
+        out.append(a if a.shape[1:] == o.shape else a.reshape((a.shape[0], *o.shape)))
+    return tuple(out)
+
+
+def line_call(line: Instruction, values: Mapping[str, Array | None]) -> Callable[[], object]:
+    """``line`` as one numpy call over the buffers ``values`` (by slot name), as the
+    reference engine runs it."""
+    return partial(ops.OPS[line.op].kernel(line.spec), *operands(line, values),
+                   values[line.out])
+
+
+def mean_call(mean: Mean, n: int, values: Mapping[str, Array | None],
+              means: Mapping[str, Array | None]) -> Callable[[], object]:
+    """The batch mean ``mean`` (``batch``, ``linear`` or ``rule``) as the reference engine
+    takes it, from the buffers ``values`` into ``means[mean.name]``."""
+    out = means[mean.name]
+    assert out is not None, mean.name
+    line = mean.line
+    if mean.how == "linear" and line is not None:
+        return partial(ops.OPS[line.op].kernel(line.spec), *(means[a] for a in mean.operands),
+                       out=out)
+    if mean.how == "rule" and line is not None:
+        rule = ops.OPS[line.op].batch_mean
+        call = rule(_MeanContext(n, operands(line, values), out)) if rule else None
+        assert call is not None, mean.name  # it was not None when binding decided so
+        return call
+    source = values[str(mean.source)]
+    assert source is not None, mean.name
+    return batch_mean(source, out)

@@ -23,12 +23,13 @@ from typing import Generic, TypeVar, overload
 import numpy as np
 
 from .arguments import Rule, check_arguments, check_instance, check_values
+from .engines import REFERENCE, BoundRun
 from .errors import ComputeError, Diagnostic, TenFlangError
 from .formatting import fmt_shape
 from .fused import bind
 from .lexical import adjoint_name
 from .optimizers import OPTIMIZERS, OptimizerState
-from .plan import Plan, Run, plain
+from .plan import Plan, plain
 from .program import Program, ancestors
 from .settings import SETTINGS, TrainSettings
 
@@ -176,7 +177,7 @@ def gcp_weights(gcp_program: Program) -> tuple[str, dict[str, str]]:
     return loss, grads
 
 
-def nonfinite_error(run: Run, targets: Sequence[str], what: str, where: str, hint: str
+def nonfinite_error(run: BoundRun, targets: Sequence[str], what: str, where: str, hint: str
                     ) -> ComputeError:
     """The error for a run whose ``targets`` (``what``: "the loss or a gradient") came out NaN
     or infinite ``where`` ("at iteration 12"): it names the first line on their way that
@@ -374,10 +375,10 @@ class GradientDescent:
         self._test = None if test is None else self._bind_test(*test)
         self.state = self._start(self.initial)
 
-    def _bind_test(self, data: Mapping[str, np.ndarray], n: int) -> Run:
+    def _bind_test(self, data: Mapping[str, np.ndarray], n: int) -> BoundRun:
         """The forward pass (only what the loss needs) bound to the test data once."""
         plan = Plan(self.gcp_program, targets=[self.loss_name])
-        run = plan.bind({**data, **self.initial}, n, means=[self.loss_name])
+        run = REFERENCE.bind(plan, {**data, **self.initial}, n, [self.loss_name], set())
         if run.values.get(self.loss_name) is None:
             raise TenFlangError([Diagnostic(
                 f"the loss '{self.loss_name}' is null on the test data: it lacks a value the "

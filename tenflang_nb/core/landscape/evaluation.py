@@ -19,8 +19,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .. import fused, ops
+from ..bound import BoundProgram, Instruction
+from ..engines import REFERENCE, BoundRun
 from ..errors import TenFlangError
-from ..plan import Plan, Run
+from ..plan import Plan, Run, line_call
 from ..program import Program
 from ..train import GradientDescent, single_threaded_blas
 from .geometry import Layout, Plane
@@ -70,7 +72,7 @@ class LossEvaluator:
                       [*self.plan.given, *(d.target for d in self.plan.defines)])
         fits = STACK_FLOATS // max(1, n * per_row)
         self.stack = stack if stack is not None else max(1, min(STACK_ROWS // n, fits))
-        self._runs: dict[int, Run] = {}
+        self._runs: dict[int, BoundRun] = {}
         self._plain: Run | None = None
 
     @classmethod
@@ -79,7 +81,7 @@ class LossEvaluator:
         return cls(trainer.gcp_program, trainer.data, trainer.n, list(trainer.grad_names),
                    trainer.loss_name, stack=stack, engine=trainer.settings.engine)
 
-    def _run(self, size: int) -> Run:
+    def _run(self, size: int) -> BoundRun:
         """A run bound to the data for ``size`` settings side by side (bound once)."""
         run = self._runs.get(size)
         if run is None:
@@ -137,7 +139,7 @@ class LossEvaluator:
                 out[start:start + g] = mean()[:g]
         return out
 
-    def _mean(self, run: Run, size: int) -> Callable[[], np.ndarray]:
+    def _mean(self, run: BoundRun, size: int) -> Callable[[], np.ndarray]:
         """The mean loss of each of the ``size`` settings of the last pass of ``run``."""
         if size == 1 and self.loss in run.means:
             return lambda: np.atleast_1d(run.mean(self.loss))  # type: ignore[arg-type]
@@ -159,7 +161,7 @@ class LossEvaluator:
             bound = {**self.data, **zeros}
             if fused.reference_bytes(self.plan, bound, self.n) > fused.CHUNK_OVER:
                 return None
-            self._plain = self.plan.bind(bound, self.n)
+            self._plain = REFERENCE.bind(self.plan, bound, self.n, [], set())
         return self._plain
 
     def plane_losses(self, plane: Plane, coords: np.ndarray) -> np.ndarray:
@@ -187,14 +189,16 @@ class LossEvaluator:
 class _Folded:
     """One pass per setting, with the lines affine in the plane's coordinates folded: each
     such value is ``V0 + c1 V1 (+ c2 V2)``, its parts computed from passes at the origin
-    and at one step along each axis."""
+    and at one step along each axis. Built from the bound program of a reference run: its
+    lines but the folded ones, as numpy calls over its buffers (by slot name)."""
 
     def __init__(self, evaluator: LossEvaluator, plane: Plane, run: Run, skip: set[str],
                  frontier: list[str], needed: list[str]) -> None:
         self.evaluator = evaluator
         self.plane = plane
         self.run = run
-        self.calls = run.calls_without(skip)
+        self.calls = [line_call(line, run.values) for line in run.bound.instructions
+                      if line.define.target not in skip]
         self.needed = needed  # the weights a remaining line reads
         self.frontier = frontier
         self.parts: dict[str, list[np.ndarray]] = {}
@@ -224,8 +228,9 @@ class _Folded:
                           and (len(varying) == 1 or op.linear))
                 status[d.target] = "affine" if affine else "varying"
         given = set(evaluator.plan.given)
+        lines = {line.define.target: line for line in run.bound.instructions}
         skip = {d.target for d in evaluator.plan.defines
-                if status[d.target] != "varying" and d.target in run.step_of}
+                if status[d.target] != "varying" and d.target in lines}
         frontier: set[str] = set()
         needed: set[str] = set()
         for d in evaluator.plan.defines:
@@ -239,7 +244,7 @@ class _Folded:
             frontier.add(evaluator.loss)
         frontier = {f for f in frontier if run.values.get(f) is not None and f not in given}
         # worth it when the lines skipped touch much more than rewriting the frontier does
-        saved = sum(_work(run.step_of[name].out, run.step_of[name].args) for name in skip)
+        saved = sum(_work(run.bound, lines[name]) for name in skip)
         cost = (plane.dims + 1) * sum(run.values[f].size for f in frontier)  # type: ignore[union-attr]
         if not skip or saved <= 2 * cost:
             return None
@@ -292,11 +297,8 @@ class _Folded:
         return out
 
 
-def _work(out: np.ndarray, args: Sequence[object]) -> int:
+def _work(bound: BoundProgram, line: Instruction) -> int:
     """How much a line touches: its rows times its largest operand or result per row (a
     matrix product's multiplications, an elementwise line's elements)."""
-    rows = max([out.shape[0], *(a.shape[0] for a in args if isinstance(a, np.ndarray) and a.ndim)])
-    per_row = max([out[0].size, *(a[0].size for a in args
-                                  if isinstance(a, np.ndarray) and a.ndim)])
-    return rows * per_row
-
+    slots = [bound.slots[s] for s in [line.out, *line.slots()]]
+    return max(s.rows for s in slots) * max(math.prod(s.shape) for s in slots)
