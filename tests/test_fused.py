@@ -84,7 +84,7 @@ def assert_close(got: Any, want: Any, what: str) -> None:
 
 def _unary(vm: Any, op: int, x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
-    code = np.array([[vm.UNARY_I, op, 1, 0, 0, 0, 0, 0]], dtype=np.int64)
+    code = np.array([vm.Code(vm.Kind.UNARY, op, out=1)], dtype=np.int64)
     arrays = np.array([x.ctypes.data, out.ctypes.data], dtype=np.int64)
     ones, zeros = np.ones(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
     vm.execute(np.zeros((0, 8), dtype=np.int64), code, arrays, ones, zeros, zeros,
@@ -105,7 +105,7 @@ def test_each_unary_operator_matches_numpy(vm: Any, name: str) -> None:
     kernel = OPS[name].kernel(KernelSpec(((),), (), (True,), (None,)))
     with np.errstate(all="ignore"):
         want = np.asarray(kernel(x.copy()), dtype=float)
-    got = _unary(vm, getattr(vm, fusedplan.UNARY[name]), x)
+    got = _unary(vm, vm.Unary[fusedplan.UNARY[name]], x)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=name)
     finite = np.isfinite(want)
     np.testing.assert_array_equal(got[~finite & ~np.isnan(want)],

@@ -102,10 +102,11 @@ def _import_vm() -> ModuleType:
 
     x = np.array([-800.0, -3.0, -1e-9, 0.0, 0.5, 2.0, 30.0, 800.0])
     out = np.empty_like(x)
-    checks = [(vm.EXP, np.exp), (vm.TANH, np.tanh), (vm.LN, lambda a: np.log(np.abs(a) + 1))]
+    checks = [(vm.Unary.EXP, np.exp), (vm.Unary.TANH, np.tanh),
+              (vm.Unary.LN, lambda a: np.log(np.abs(a) + 1))]
     for op, reference in checks:
-        source = np.abs(x) + 1 if op == vm.LN else x
-        code = np.array([[vm.UNARY_I, op, 1, 0, 0, 0, 0, 0]], dtype=np.int64)
+        source = np.abs(x) + 1 if op == vm.Unary.LN else x
+        code = np.array([vm.Code(vm.Kind.UNARY, op, out=1)], dtype=np.int64)
         arrays = np.array([source.ctypes.data, out.ctypes.data], dtype=np.int64)
         ones = np.ones(2, dtype=np.int64)
         zeros = np.zeros(2, dtype=np.int64)

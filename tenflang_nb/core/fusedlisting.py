@@ -22,7 +22,7 @@ from typing import Any
 
 from .formatting import fmt_number
 from .fused import FusedRun
-from .fusedplan import BINARY, POW, ROWWISE, UNARY, Group
+from .fusedplan import Group
 from .syntax import Define
 
 __all__ = ["Listing", "Pass", "listing"]
@@ -116,10 +116,9 @@ class _Decoder:
     def __init__(self, group: Group, isa: ModuleType) -> None:
         self.g, self.isa = group, isa
         self.held: dict[int, str] = {}  # scratch array -> the value in it now
-        names = {*UNARY.values(), *POW.values()}
-        self.unary = {getattr(isa, n): n for n in names}
-        self.binary = {getattr(isa, n): n for n in BINARY.values()}
-        self.rowwise = {getattr(isa, n): n for n in ROWWISE.values()}
+        self.unary = {int(m): m.name for m in isa.Unary}
+        self.binary = {int(m): m.name for m in isa.Binary}
+        self.rowwise = {int(m): m.name for m in isa.Row}
 
     def name(self, index: int) -> str:
         label = self.g.labels[index]
@@ -127,25 +126,25 @@ class _Decoder:
         return f"{label}({held})" if held else label
 
     def operand(self, index: int, mode: int) -> str:
-        if mode == self.isa.MODE_CONST:
+        if mode == self.isa.Mode.CONST:
             return fmt_number(self.g.consts[index])
         return self.name(index)
 
     def row(self, row: Any, line: Define | None) -> str:
         isa = self.isa
         kind, op, out, a, b, mode_a, mode_b, _ = (int(v) for v in row)
-        if kind == isa.UNARY_I:
+        if kind == isa.Kind.UNARY:
             text = f"{self.unary[op]} {self.name(a)}"
-        elif kind == isa.BINARY_I:
+        elif kind == isa.Kind.BINARY:
             text = f"{self.binary[op]} {self.operand(a, mode_a)} {self.operand(b, mode_b)}"
-        elif kind == isa.EXPAND_I:
+        elif kind == isa.Kind.EXPAND:
             text = f"BROADCAST {self.name(a)}"
-        elif kind == isa.FILL_I:
+        elif kind == isa.Kind.FILL:
             text = f"FILL {fmt_number(self.g.consts[a])}"
-        elif kind == isa.ROW_I:
+        elif kind == isa.Kind.ROW:
             text = f"{self.rowwise[op]} of each row of {self.name(a)}"
         else:  # ACCSUM_I, ACCDOT_I: a batch mean (or a finiteness check) summed in the pass
-            what = self.name(a) if kind == isa.ACCSUM_I else f"{self.name(a)} * {self.name(b)}"
+            what = self.name(a) if kind == isa.Kind.ACCSUM else f"{self.name(a)} * {self.name(b)}"
             return f"{self.g.labels[out]} += {what}"
         if self.g.scratch[out] and not self.g.labels[out].startswith("tile"):
             self.held[out] = line.target if line is not None else "broadcast"

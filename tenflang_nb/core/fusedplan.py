@@ -20,7 +20,8 @@ caller wants to read): only those are written to their slots' buffers. A batch m
 the group computes is summed in the same pass (``ACCSUM``, or ``ACCDOT`` for the mean of a
 product of two per-example scalars), so a weight's gradient line may never be stored at all.
 
-Everything here is numpy: the instructions' numbers come from the compiled module (``isa``).
+Everything here is numpy: the instructions (``Code``, ``Kind``, ``Unary``, ...) come from the
+compiled module's one table (``isa``).
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ class Group:
     scratch: list[int] = field(default_factory=list)
     consts: list[float] = field(default_factory=list)
     maps: list[int] = field(default_factory=list)
-    head: list[list[int]] = field(default_factory=list)
-    code: list[list[int]] = field(default_factory=list)
+    # the instructions (``fusedvm.Code`` tuples): ``head`` once per call, ``code`` per block
+    head: list[tuple[int, ...]] = field(default_factory=list)
+    code: list[tuple[int, ...]] = field(default_factory=list)
     block: int = 1
     # (input name, array index): data read straight from the whole data set, from the row
     # where the chunk starts (set in ``base`` before each call)
@@ -96,7 +98,7 @@ class Group:
     def freeze(self) -> tuple[np.ndarray, ...]:
         """The arguments of ``fusedvm.execute`` but ``rows`` and ``block`` (base is
         filled by the caller)."""
-        def table(rows: list[list[int]]) -> np.ndarray:
+        def table(rows: list[tuple[int, ...]]) -> np.ndarray:
             return np.array(rows, dtype=np.int64).reshape(-1, self.width)
 
         return (table(self.head), table(self.code),
@@ -251,9 +253,10 @@ class _Builder:
             g.lines.extend([None] * (len(g.code) - first - 1) + [line])
             if line.define.target in self.check:  # summed while the value is in the block
                 acc = np.zeros(size)
-                g.code.append([self.isa.ACCSUM_I, 0,
-                               g.add(acc, acc.size, label=f"check {line.define.target}"),
-                               out, out, 0, 0, g.const(1.0)])
+                g.code.append(self.isa.Code(
+                    self.isa.Kind.ACCSUM, out=g.add(acc, acc.size,
+                                                    label=f"check {line.define.target}"),
+                    a=out, b=out, extra=g.const(1.0)))
                 g.lines.append(None)
                 g.checks.append(acc)
             for t in temporaries:
@@ -266,8 +269,9 @@ class _Builder:
             acc = np.zeros(size)
             index = g.add(acc, size, label=f"sum {name}")
             a, b = (self._operand(s) for s in (sources * 2)[:2])
-            kind = self.isa.ACCDOT_I if len(sources) == 2 else self.isa.ACCSUM_I
-            g.code.append([kind, 0, index, a, b, 0, 0, g.const(1.0 / self.n)])
+            kind = self.isa.Kind.ACCDOT if len(sources) == 2 else self.isa.Kind.ACCSUM
+            g.code.append(self.isa.Code(kind, out=index, a=a, b=b,
+                                        extra=g.const(1.0 / self.n)))
             g.lines.append(None)
             g.sums.append((name, acc))
         return g
@@ -311,27 +315,27 @@ class _Builder:
             temporaries = []
             if name not in ("sum", "mean"):  # shifted rows, exponentials, maxima, sums
                 temporaries.append(self._temporary(2 * _size(first.shape) + 2))
-            g.code.append([isa.ROW_I, getattr(isa, ROWWISE[name]), out,
-                           self._operand(str(first.slot)), 0, 0, 0,
-                           temporaries[0] if temporaries else -1])
+            g.code.append(isa.Code(isa.Kind.ROW, isa.Row[ROWWISE[name]], out,
+                                   self._operand(str(first.slot)),
+                                   extra=temporaries[0] if temporaries else -1))
             return temporaries
         if name == "pow" or name in UNARY:
             op = POW[float(line.operands[1].const or 0.0)] if name == "pow" else UNARY[name]
-            g.code.append([isa.UNARY_I, getattr(isa, op), out, self._operand(str(first.slot)),
-                           0, 0, 0, 0])
+            g.code.append(isa.Code(isa.Kind.UNARY, isa.Unary[op], out,
+                                   self._operand(str(first.slot))))
         elif name == "broadcast":
             if first.slot is not None:
                 aligned = (1,) * (len(shape) - len(first.shape)) + first.shape
                 g.code.append(self._expand(first, aligned, shape, out))
             else:
-                g.code.append([isa.FILL_I, 0, out, g.const(float(first.const or 0.0)),
-                               0, 0, 0, 0])
+                g.code.append(isa.Code(isa.Kind.FILL, out=out,
+                                       a=g.const(float(first.const or 0.0))))
         else:
             temporaries = []
             (a, mode_a), (b, mode_b) = (self._binary_operand(x, shape, temporaries)
                                         for x in line.operands)
-            g.code.append([isa.BINARY_I, getattr(isa, BINARY[name]), out, a, b, mode_a,
-                           mode_b, 0])
+            g.code.append(isa.Code(isa.Kind.BINARY, isa.Binary[BINARY[name]], out, a, b,
+                                   mode_a, mode_b))
             return temporaries
         return []
 
@@ -342,12 +346,12 @@ class _Builder:
         it is not: once per call for a value shared by every row, else per block)."""
         g, isa = self.g, self.isa
         if a.slot is None:
-            return g.const(float(a.const or 0.0)), isa.MODE_CONST
+            return g.const(float(a.const or 0.0)), isa.Mode.CONST
         shared = self.shared(a.slot)
         if shared and _size(a.shape) == 1:
-            return self._buffer(a.slot), isa.MODE_SHARED
+            return self._buffer(a.slot), isa.Mode.SHARED
         if not shared and a.shape == shape:
-            return self._operand(a.slot), isa.MODE_ARRAY
+            return self._operand(a.slot), isa.Mode.ARRAY
         if shared:
             # a tile of block rows, filled once by the head and read by every block: it
             # needs a scratch array of its own. One from the free pool was written, block
@@ -358,14 +362,14 @@ class _Builder:
                     np.empty(self.g.block * math.prod(shape)), math.prod(shape), scratch=True,
                     label=f"tile {a.slot}")
                 g.head.append(self._expand(a, a.shape, shape, self.tiles[key]))
-            return self.tiles[key], isa.MODE_ARRAY
+            return self.tiles[key], isa.Mode.ARRAY
         temp = self._temporary(math.prod(shape))
         g.code.append(self._expand(a, a.shape, shape, temp))
         temporaries.append(temp)
-        return temp, isa.MODE_ARRAY
+        return temp, isa.Mode.ARRAY
 
     def _expand(self, a: Operand, aligned: tuple[int, ...], shape: tuple[int, ...],
-                out: int) -> list[int]:
+                out: int) -> tuple[int, ...]:
         """The instruction: ``out`` = ``a`` (per-example shape ``aligned``) broadcast to
         ``shape``."""
         g, slot = self.g, str(a.slot)
@@ -373,8 +377,9 @@ class _Builder:
                                     shape).reshape(-1)
         offset = len(g.maps)
         g.maps.extend(int(i) for i in index_map)
-        mode = self.isa.MODE_SHARED if self.shared(slot) else self.isa.MODE_ARRAY
-        return [self.isa.EXPAND_I, 0, out, self._operand(slot), 0, mode, 0, offset]
+        mode = self.isa.Mode.SHARED if self.shared(slot) else self.isa.Mode.ARRAY
+        return self.isa.Code(self.isa.Kind.EXPAND, out=out, a=self._operand(slot),
+                             mode_a=mode, extra=offset)
 
 
 __all__ = ["BINARY", "POW", "ROWWISE", "UNARY", "Group", "Schedule", "schedule"]

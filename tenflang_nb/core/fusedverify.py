@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .bound import BoundProgram
-from .fusedplan import ROWWISE, Group
+from .fusedplan import Group
 
 __all__ = ["ScheduleError", "verify"]
 
@@ -57,7 +57,7 @@ class _Verifier:
         self.tiles = {int(row[2]) for row in group.head}
         # what each scratch array holds now: the slot of a value, or ("broadcast", it)
         self.held: dict[int, Any] = {}
-        self.row_kinds = {getattr(isa, n): n for n in ROWWISE.values()}
+        self.row_kinds = {int(m): m.name for m in isa.Row}
 
     def fail(self, where: str, message: str) -> None:
         raise ScheduleError(f"fused schedule, {where}: {message}")
@@ -121,30 +121,30 @@ class _Verifier:
             self.fail(where, f"has {len(row)} numbers, not {isa.WIDTH}")
         kind, op, out, a, b, mode_a, mode_b, extra = (int(v) for v in row)
         expected = (operands or []) + [None, None]
-        if kind in (isa.ACCSUM_I, isa.ACCDOT_I):
+        if kind in (isa.Kind.ACCSUM, isa.Kind.ACCDOT):
             out, a, b = (self.index(where, i) for i in (out, a, b))
             if not 0 <= extra < len(g.consts):  # the terms' weight (1/N for a mean)
                 self.fail(where, f"constant index {extra} out of range")
             self.per_row(where, a)
             self.read(where, a, None)
-            if kind == isa.ACCDOT_I:
+            if kind == isa.Kind.ACCDOT:
                 self.per_row(where, b)
                 if g.size[a] != 1 or g.size[b] != 1:
                     self.fail(where, "a product's mean needs one number a row on each side")
-            self.shared(where, out, g.size[a] if kind == isa.ACCSUM_I else 1)
+            self.shared(where, out, g.size[a] if kind == isa.Kind.ACCSUM else 1)
             return
         out = self.index(where, out)
-        if kind == isa.UNARY_I:
+        if kind == isa.Kind.UNARY:
             a = self.index(where, a)
             self.per_row(where, a)
             self.same_size(where, out, a)
             self.read(where, a, expected[0])
-        elif kind == isa.BINARY_I:
+        elif kind == isa.Kind.BINARY:
             for i, (operand, mode) in enumerate(((a, mode_a), (b, mode_b))):
                 self.operand(where, out, operand, mode, expected[i])
-        elif kind == isa.EXPAND_I:
+        elif kind == isa.Kind.EXPAND:
             a = self.index(where, a)
-            if mode_a == isa.MODE_SHARED:
+            if mode_a == isa.Mode.SHARED:
                 self.shared(where, a, g.size[a])
             else:
                 self.per_row(where, a)
@@ -158,10 +158,10 @@ class _Verifier:
                 self.per_row(where, out)
                 self.written(where, out, ("broadcast", _value(source)))
                 return
-        elif kind == isa.FILL_I:
+        elif kind == isa.Kind.FILL:
             if not 0 <= a < len(g.consts):
                 self.fail(where, f"constant index {a} out of range")
-        elif kind == isa.ROW_I:
+        elif kind == isa.Kind.ROW:
             a = self.index(where, a)
             self.per_row(where, a)
             self.read(where, a, expected[0])
@@ -187,15 +187,15 @@ class _Verifier:
 
     def operand(self, where: str, out: int, i: int, mode: int, value: Any) -> None:
         isa, g = self.isa, self.g
-        if mode == isa.MODE_CONST:
+        if mode == isa.Mode.CONST:
             if not 0 <= i < len(g.consts):
                 self.fail(where, f"constant index {i} out of range")
             return
         i = self.index(where, i)
-        if mode == isa.MODE_SHARED:
+        if mode == isa.Mode.SHARED:
             self.shared(where, i, 1)
             return
-        if mode != isa.MODE_ARRAY:
+        if mode != isa.Mode.ARRAY:
             self.fail(where, f"unknown operand mode {mode}")
         self.per_row(where, i)
         self.same_size(where, out, i)

@@ -13,16 +13,16 @@ Arrays are flat float64, passed by address (``arrays[i]``; the caller keeps them
 place), with ``size[i]`` numbers per example. A scratch array holds the current block; any
 other is indexed by example row, shifted by ``base[i]`` (data read from the row where the
 current chunk starts), or is the same for every row (a *shared* value). An instruction is
-``WIDTH`` int64: ``kind, op, out, a, b, mode_a, mode_b, extra``:
+a :class:`Code` (``WIDTH`` int64: ``kind, op, out, a, b, mode_a, mode_b, extra``):
 
-* ``UNARY_I`` / ``BINARY_I``: an elementwise operator ``op``, operands of the result's size;
-  a binary operand may be a scalar (``MODE_CONST``: ``consts[a]``; ``MODE_SHARED``:
-  ``arrays[a][0]``, a weight say);
-* ``EXPAND_I``: ``a`` broadcast to ``out`` through the map ``maps[extra:extra + size]``;
-* ``FILL_I``: ``out`` set to ``consts[a]``;
-* ``ROW_I``: sum, mean, softmax, ... over each example's numbers (``extra``: scratch of
-  ``2 size[a] + 2`` numbers a row, or -1);
-* ``ACCSUM_I`` / ``ACCDOT_I``: the block's column sums of ``a`` (or the sum of ``a * b``),
+* ``Kind.UNARY`` / ``Kind.BINARY``: an elementwise operator ``op`` (``Unary``, ``Binary``),
+  operands of the result's size; a binary operand may be a scalar (``Mode.CONST``:
+  ``consts[a]``; ``Mode.SHARED``: ``arrays[a][0]``, a weight say);
+* ``Kind.EXPAND``: ``a`` broadcast to ``out`` through the map ``maps[extra:extra + size]``;
+* ``Kind.FILL``: ``out`` set to ``consts[a]``;
+* ``Kind.ROW``: ``op`` (``Row``: sum, mean, softmax, ...) over each example's numbers
+  (``extra``: scratch of ``2 size[a] + 2`` numbers a row, or -1);
+* ``Kind.ACCSUM`` / ``Kind.ACCDOT``: the block's column sums of ``a`` (or the sum of ``a * b``),
   weighted by ``consts[extra]`` (1/N: a batch mean), added to the accumulator ``out``: batch
   means without per-example values.
 
@@ -32,6 +32,8 @@ Arithmetic follows numpy's (IEEE division, NaN and inf propagate: ``error_model=
 from __future__ import annotations
 
 import math
+from enum import IntEnum
+from typing import NamedTuple
 
 import numpy as np
 from llvmlite import ir
@@ -46,12 +48,74 @@ _CACHE = choose().enabled
 # ---------------------------------------------------------------------------- instruction set
 # (fusedplan writes programs in these numbers; one row of WIDTH int64 per instruction)
 
-WIDTH = 8
-UNARY_I, BINARY_I, EXPAND_I, FILL_I, ROW_I, ACCSUM_I, ACCDOT_I = range(7)
-MODE_ARRAY, MODE_CONST, MODE_SHARED = range(3)
-COPY, NEG, EXP, LN, LOGISTIC, TANH, RELU, SQRT, ABS, STEP, SIGN, LNZ, SQUARE, RECIP = range(14)
-ADD, SUB, MUL, DIV = range(4)
-SUM, MEAN, SOFTMAX, LOGSOFTMAX, LOGSUMEXP = range(5)
+# The one table: every name below is an IntEnum member, which numba compiles as the constant
+# it is; the int64 rows of a program are ``Code`` tuples (``Code._fields`` in order).
+
+
+class Code(NamedTuple):
+    """One instruction: its kind, the operator of that kind, the array it writes, its
+    operands, how a binary instruction reads each (``Mode``), and an extra number (a map
+    offset, a scratch array, a constant: see the module docstring)."""
+
+    kind: int
+    op: int = 0
+    out: int = 0
+    a: int = 0
+    b: int = 0
+    mode_a: int = 0
+    mode_b: int = 0
+    extra: int = 0
+
+
+WIDTH = len(Code._fields)
+
+
+class Kind(IntEnum):
+    UNARY = 0
+    BINARY = 1
+    EXPAND = 2
+    FILL = 3
+    ROW = 4
+    ACCSUM = 5
+    ACCDOT = 6
+
+
+class Mode(IntEnum):
+    ARRAY = 0
+    CONST = 1
+    SHARED = 2
+
+
+class Unary(IntEnum):
+    COPY = 0
+    NEG = 1
+    EXP = 2
+    LN = 3
+    LOGISTIC = 4
+    TANH = 5
+    RELU = 6
+    SQRT = 7
+    ABS = 8
+    STEP = 9
+    SIGN = 10
+    LNZ = 11
+    SQUARE = 12
+    RECIP = 13
+
+
+class Binary(IntEnum):
+    ADD = 0
+    SUB = 1
+    MUL = 2
+    DIV = 3
+
+
+class Row(IntEnum):
+    SUM = 0
+    MEAN = 1
+    SOFTMAX = 2
+    LOGSOFTMAX = 3
+    LOGSUMEXP = 4
 
 # ---------------------------------------------------------------------------- the math
 # exp, ln, expm1 and tanh written so that LLVM vectorises a loop over them. numpy has a SIMD
@@ -235,43 +299,43 @@ def _logistic(o: np.ndarray, a: np.ndarray) -> None:
 @njit(inline="always", **_FLAGS)
 def _unary(op: int, o: np.ndarray, a: np.ndarray) -> None:
     n = o.shape[0]
-    if op == COPY:
+    if op == Unary.COPY:
         o[:n] = a[:n]
-    elif op == NEG:
+    elif op == Unary.NEG:
         for i in range(n):
             o[i] = -a[i]
-    elif op == EXP:
+    elif op == Unary.EXP:
         _exp(o, a)
-    elif op == LN:
+    elif op == Unary.LN:
         _ln(o, a)
-    elif op == LOGISTIC:
+    elif op == Unary.LOGISTIC:
         _logistic(o, a)
-    elif op == TANH:
+    elif op == Unary.TANH:
         _tanh(o, a)
-    elif op == RELU:  # numpy's maximum(a, 0): NaN stays NaN, -0.0 gives +0.0
+    elif op == Unary.RELU:  # numpy's maximum(a, 0): NaN stays NaN, -0.0 gives +0.0
         for i in range(n):
             x = a[i]
             o[i] = 0.0 if x <= 0.0 else x
-    elif op == SQRT:
+    elif op == Unary.SQRT:
         for i in range(n):
             o[i] = np.sqrt(a[i])
-    elif op == ABS:
+    elif op == Unary.ABS:
         for i in range(n):
             o[i] = abs(a[i])
-    elif op == STEP:
+    elif op == Unary.STEP:
         for i in range(n):
             o[i] = 1.0 if a[i] > 0.0 else 0.0
-    elif op == SIGN:
+    elif op == Unary.SIGN:
         for i in range(n):
             x = a[i]
             # numpy's sign: +0.0 for either zero (1 / sign -0.0 is +inf), NaN for NaN
             o[i] = 1.0 if x > 0.0 else (-1.0 if x < 0.0 else (0.0 if x == 0.0 else x))
-    elif op == LNZ:
+    elif op == Unary.LNZ:
         _lnz(o, a)
-    elif op == SQUARE:
+    elif op == Unary.SQUARE:
         for i in range(n):
             o[i] = a[i] * a[i]
-    elif op == RECIP:
+    elif op == Unary.RECIP:
         for i in range(n):
             o[i] = 1.0 / a[i]
 
@@ -279,16 +343,16 @@ def _unary(op: int, o: np.ndarray, a: np.ndarray) -> None:
 @njit(inline="always", **_FLAGS)
 def _binary(op: int, o: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     n = o.shape[0]
-    if op == ADD:
+    if op == Binary.ADD:
         for i in range(n):
             o[i] = a[i] + b[i]
-    elif op == SUB:
+    elif op == Binary.SUB:
         for i in range(n):
             o[i] = a[i] - b[i]
-    elif op == MUL:
+    elif op == Binary.MUL:
         for i in range(n):
             o[i] = a[i] * b[i]
-    elif op == DIV:
+    elif op == Binary.DIV:
         for i in range(n):
             o[i] = a[i] / b[i]
 
@@ -296,16 +360,16 @@ def _binary(op: int, o: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
 @njit(inline="always", **_FLAGS)
 def _binary_right(op: int, o: np.ndarray, a: np.ndarray, c: float) -> None:
     n = o.shape[0]
-    if op == ADD:
+    if op == Binary.ADD:
         for i in range(n):
             o[i] = a[i] + c
-    elif op == SUB:
+    elif op == Binary.SUB:
         for i in range(n):
             o[i] = a[i] - c
-    elif op == MUL:
+    elif op == Binary.MUL:
         for i in range(n):
             o[i] = a[i] * c
-    elif op == DIV:
+    elif op == Binary.DIV:
         for i in range(n):
             o[i] = a[i] / c
 
@@ -313,16 +377,16 @@ def _binary_right(op: int, o: np.ndarray, a: np.ndarray, c: float) -> None:
 @njit(inline="always", **_FLAGS)
 def _binary_left(op: int, o: np.ndarray, c: float, b: np.ndarray) -> None:
     n = o.shape[0]
-    if op == ADD:
+    if op == Binary.ADD:
         for i in range(n):
             o[i] = c + b[i]
-    elif op == SUB:
+    elif op == Binary.SUB:
         for i in range(n):
             o[i] = c - b[i]
-    elif op == MUL:
+    elif op == Binary.MUL:
         for i in range(n):
             o[i] = c * b[i]
-    elif op == DIV:
+    elif op == Binary.DIV:
         for i in range(n):
             o[i] = c / b[i]
 
@@ -346,12 +410,12 @@ def _row(op: int, o: np.ndarray, a: np.ndarray, t: np.ndarray, rows: int, s: int
     an exp loop in place defeats LLVM's overlap check), each row's maximum and sum. The
     exponentials and logarithms run as flat loops over the whole block (SIMD); the short
     loops along a row only subtract and add."""
-    if op == SUM or op == MEAN:
+    if op == Row.SUM or op == Row.MEAN:
         for r in range(rows):
             total = 0.0
             for j in range(r * s, r * s + s):
                 total += a[j]
-            o[r] = total if op == SUM else total / s
+            o[r] = total if op == Row.SUM else total / s
         return
     # softmax and friends from e^(a - max): as ops._shifted_exp, never overflowing
     n = rows * s
@@ -370,7 +434,7 @@ def _row(op: int, o: np.ndarray, a: np.ndarray, t: np.ndarray, rows: int, s: int
         for j in range(r * s, r * s + s):
             total += e[j]
         sums[r] = total
-    if op == SOFTMAX:
+    if op == Row.SOFTMAX:
         for r in range(rows):
             total = sums[r]
             for j in range(r * s, r * s + s):
@@ -379,7 +443,7 @@ def _row(op: int, o: np.ndarray, a: np.ndarray, t: np.ndarray, rows: int, s: int
     _ln(shifted[:rows], sums)
     for r in range(rows):
         shift = shifted[r] + peak[r]
-        if op == LOGSOFTMAX:
+        if op == Row.LOGSOFTMAX:
             for j in range(r * s, r * s + s):
                 o[j] = a[j] - shift
         else:  # LOGSUMEXP
@@ -429,7 +493,7 @@ def _whole(arrays: np.ndarray, i: int, count: int) -> np.ndarray:
 
 @njit(inline="always", **_FLAGS)
 def _scalar(arrays: np.ndarray, consts: np.ndarray, mode: int, index: int) -> float:
-    return consts[index] if mode == MODE_CONST else _whole(arrays, index, 1)[0]
+    return consts[index] if mode == Mode.CONST else _whole(arrays, index, 1)[0]
 
 
 @njit(inline="always", **_FLAGS)
@@ -437,14 +501,14 @@ def _instruction(c: np.ndarray, arrays, size: np.ndarray, scratch: np.ndarray,
                  base: np.ndarray, consts: np.ndarray, maps: np.ndarray, row: int,
                  rows: int) -> None:
     kind, op, out, a, b, mode_a, mode_b, extra = c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]
-    if kind == ACCSUM_I or kind == ACCDOT_I:
-        acc = _whole(arrays, out, size[a] if kind == ACCSUM_I else 1)
+    if kind == Kind.ACCSUM or kind == Kind.ACCDOT:
+        acc = _whole(arrays, out, size[a] if kind == Kind.ACCSUM else 1)
         va = _view(arrays, a, row, rows, size, scratch, base)
         s = size[a]
         # each term weighted (1/N for a mean, as the reference's BLAS product with weights
         # 1/N): a mean of values near the largest float does not overflow as their sum does
         w = consts[extra]
-        if kind == ACCDOT_I:  # as ops._product_mean: the products' sum, then weighted
+        if kind == Kind.ACCDOT:  # as ops._product_mean: the products' sum, then weighted
             acc[0] += _dot(va, _view(arrays, b, row, rows, size, scratch, base)) * w
         elif s == 1:
             acc[0] += _total(va, w)
@@ -454,38 +518,38 @@ def _instruction(c: np.ndarray, arrays, size: np.ndarray, scratch: np.ndarray,
                     acc[j] += va[r * s + j] * w
         return
     o = _view(arrays, out, row, rows, size, scratch, base)
-    if kind == UNARY_I:
+    if kind == Kind.UNARY:
         _unary(op, o, _view(arrays, a, row, rows, size, scratch, base))
-    elif kind == BINARY_I:
-        if mode_a == MODE_ARRAY and mode_b == MODE_ARRAY:
+    elif kind == Kind.BINARY:
+        if mode_a == Mode.ARRAY and mode_b == Mode.ARRAY:
             _binary(op, o, _view(arrays, a, row, rows, size, scratch, base),
                     _view(arrays, b, row, rows, size, scratch, base))
-        elif mode_a == MODE_ARRAY:
+        elif mode_a == Mode.ARRAY:
             _binary_right(op, o, _view(arrays, a, row, rows, size, scratch, base),
                           _scalar(arrays, consts, mode_b, b))
         else:
             _binary_left(op, o, _scalar(arrays, consts, mode_a, a),
                          _view(arrays, b, row, rows, size, scratch, base))
-    elif kind == EXPAND_I:
+    elif kind == Kind.EXPAND:
         s = size[out]
         s_a = size[a]
-        if mode_a == MODE_SHARED:
+        if mode_a == Mode.SHARED:
             src = _whole(arrays, a, s_a)
         else:
             src = _view(arrays, a, row, rows, size, scratch, base)
-        if s_a == 1 and mode_a != MODE_SHARED:  # one number per row, repeated along it
+        if s_a == 1 and mode_a != Mode.SHARED:  # one number per row, repeated along it
             for r in range(rows):
                 v = src[r]
                 for j in range(r * s, r * s + s):
                     o[j] = v
         else:
             for r in range(rows):
-                from_row = 0 if mode_a == MODE_SHARED else r * s_a
+                from_row = 0 if mode_a == Mode.SHARED else r * s_a
                 for j in range(s):
                     o[r * s + j] = src[from_row + maps[extra + j]]
-    elif kind == FILL_I:
+    elif kind == Kind.FILL:
         o[:] = consts[a]
-    elif kind == ROW_I:
+    elif kind == Kind.ROW:
         s = size[a]
         temp = o if extra < 0 else _view(arrays, extra, row, rows, size, scratch, base)
         _row(op, o, _view(arrays, a, row, rows, size, scratch, base), temp, rows, s)
