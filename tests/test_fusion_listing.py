@@ -156,9 +156,38 @@ def test_verification_catches_indices_and_sizes_out_of_range(fused_vm: Any) -> N
 
     group, run = _layer_norm_group(fused_vm)
     with pytest.raises(ScheduleError, match="out of range"):
-        verify(_broken(group, 0, 3, len(group.arrays) + 5), run, fused_vm, 600)
+        verify(_broken(group, 0, 3, len(group.space) + 5), run, fused_vm, 600)
     with pytest.raises(ScheduleError, match="holds"):  # more rows than the buffers hold
         verify(group, run, fused_vm, 10_000)
+
+
+def test_an_offset_outside_its_arena_is_an_error_not_a_crash(fused_vm: Any) -> None:
+    """The debug mode (on in the tests) checks every array's offset and extent before each
+    call of the block loop: a wrong offset raises instead of writing past the arena."""
+    from tenflang_nb.core.fusedverify import ScheduleError, verify
+
+    group, bound = _layer_norm_group(fused_vm)
+    stored = next(i for i, slot in enumerate(group.slots) if slot is not None)
+    moved = fusedplan.Group(**{**group.__dict__,
+                               "offset": [*group.offset[:stored], group.run.size - 1,
+                                          *group.offset[stored + 1:]]})
+    with pytest.raises(ScheduleError, match="outside its arena"):
+        verify(moved, bound, fused_vm, 600)  # when the schedule is made
+    shape = api.parse(LAYER_NORM, "ln.tf")
+    gcp = api.compile(shape).program()
+    rng = np.random.default_rng(1)
+    data = {"x": rng.normal(size=(600, 8)), "y": rng.normal(size=(600, 8)),
+            "g": np.ones(8), "b": np.zeros(8)}
+    run = fused.FusedRun(Plan(gcp), data, 600, ["L"], set(), fused_vm)
+    run.run()  # as built: right
+    (stage, call), = [(s, c) for s, c in run.parts[0].stages if c is not None]
+    scratch = next(i for i, s in enumerate(stage.scratch) if s)
+    call.offset[scratch] = call.group.size  # when it runs: past the group's own arena
+    with pytest.raises(ScheduleError, match="outside its arena"):
+        run.run()
+    call.offset[scratch] = -8
+    with pytest.raises(ScheduleError, match="outside its arena"):
+        run.run()
 
 
 def test_a_failed_verification_falls_back_only_outside_debug_mode(

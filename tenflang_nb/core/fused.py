@@ -45,8 +45,9 @@ import numpy as np
 from . import fusedcache
 from .bound import BoundProgram
 from .engines import REFERENCE, BoundRun
+from .fusedplan import Storage
 from .machine import cpus
-from .plan import Array, Plan, Run, line_call, mean_call
+from .plan import ARENA_ALIGN, Array, Plan, Run, line_call, mean_call
 from .settings import ENGINES, SETTINGS
 from .syntax import Define
 
@@ -101,17 +102,11 @@ def _import_vm() -> ModuleType:
         from . import fusedvm as vm
 
     x = np.array([-800.0, -3.0, -1e-9, 0.0, 0.5, 2.0, 30.0, 800.0])
-    out = np.empty_like(x)
     checks = [(vm.Unary.EXP, np.exp), (vm.Unary.TANH, np.tanh),
               (vm.Unary.LN, lambda a: np.log(np.abs(a) + 1))]
     for op, reference in checks:
         source = np.abs(x) + 1 if op == vm.Unary.LN else x
-        code = np.array([vm.Code(vm.Kind.UNARY, op, out=1)], dtype=np.int64)
-        arrays = np.array([source.ctypes.data, out.ctypes.data], dtype=np.int64)
-        ones = np.ones(2, dtype=np.int64)
-        zeros = np.zeros(2, dtype=np.int64)
-        vm.execute(np.zeros((0, vm.WIDTH), dtype=np.int64), code, arrays, ones, zeros,
-                   zeros, np.zeros(1), np.zeros(1, dtype=np.int64), len(x), 4)
+        out = vm.elementwise(op, source)
         with np.errstate(all="ignore"):
             expected = reference(x)
         if not np.allclose(out, expected, rtol=1e-14, atol=0.0):
@@ -333,15 +328,25 @@ class FusedRun:
         row = 8 * max(1, _row_numbers(plan, data, n))
         count = n // max(MIN_CHUNK, CHUNK_BYTES // row)  # chunks of at least MIN_CHUNK rows
         if n * row <= CHUNK_OVER or count <= 1:
+            self.data = None
             self._setup([(plan.bind(data, n, means), [0])], None)
             return
         # chunks of two sizes at most (never of 1 row: it could not tell a per-example value
-        # from a shared one); the data copied once, as ``Run`` does
+        # from a shared one); the data copied once, as ``Run`` does, into one arena
+        shapes = plan.program.shapes
+        per_example = [k for k in plan.given if data.get(k) is not None
+                       and np.shape(data[k]) == (n, *shapes[k])]
+        extents: dict[str, tuple[int, int]] = {}
+        total = 0
+        for name in per_example:
+            extents[name] = (total, n * math.prod(shapes[name]))
+            total += -(-max(1, extents[name][1]) // ARENA_ALIGN) * ARENA_ALIGN
+        arena = np.empty(max(1, total))
         whole: dict[str, np.ndarray] = {}
-        for name in plan.given:
-            value = data.get(name)
-            if value is not None and np.shape(value) == (n, *plan.program.shapes[name]):
-                whole[name] = np.array(value, dtype=np.float64)
+        for name, (start, length) in extents.items():
+            whole[name] = arena[start:start + length].reshape((n, *shapes[name]))
+            whole[name][...] = data[name]
+        self.data: Storage | None = Storage(arena, extents)
         starts = [round(i * n / count) for i in range(count + 1)]
         by_size: dict[int, list[int]] = {}
         for a, b in itertools.pairwise(starts):
@@ -354,18 +359,18 @@ class FusedRun:
 
     @classmethod
     def adopt(cls, run: Run, keep: set[str], vm: ModuleType) -> FusedRun:
-        """The fused engine over a bound reference run (its buffers kept)."""
-        if not all(v.flags.c_contiguous for v in run.values.values() if v is not None):
-            raise ValueError("the run's buffers are not all in C order")
+        """The fused engine over a bound reference run (its arena kept)."""
         self = cls.__new__(cls)
         self.plan, self.n, self.vm, self.keep = run.plan, run.n, vm, keep
+        self.data = None
         self._setup([(run, [0])], None)
         return self
 
     def _setup(self, runs: list[tuple[Run, list[int]]], whole: dict[str, np.ndarray] | None
                ) -> None:
         self.whole = whole
-        self.parts = [_Part(run, offsets, self.keep, whole, self.vm) for run, offsets in runs]
+        self.parts = [_Part(run, offsets, self.keep, whole, self.vm, data=self.data)
+                      for run, offsets in runs]
         first = self.parts[0].run
         self.bound: BoundProgram = first.bound  # (of the first chunk, when in chunks)
         self.values: dict[str, Array | None] = {**first.values, **(whole or {})}
@@ -452,7 +457,7 @@ class FusedRun:
         if key not in self._checking:
             try:
                 self._checking[key] = [_Part(p.run, p.offsets, self.keep, self.whole, self.vm,
-                                             names) for p in self.parts]
+                                             names, self.data) for p in self.parts]
             except Exception as err:  # never an error the reference engine would not give
                 _fell_back(err)
                 self._checking[key] = None
@@ -498,13 +503,18 @@ class _Part:
 
     def __init__(self, run: Run, offsets: list[int], keep: set[str],
                  whole: dict[str, np.ndarray] | None, vm: ModuleType,
-                 check: set[str] | None = None) -> None:
+                 check: set[str] | None = None, data: Storage | None = None) -> None:
         from .fusedplan import Group, schedule
-        from .fusedverify import verify
+        from .fusedverify import check_call, verify
 
         self.run, self.offsets = run, offsets
         bound, values = run.bound, run.values
-        self.schedule = plan = schedule(bound, values, vm, keep, whole, check)
+        slots = Storage(run.arena, {name: (run.offsets[name], s.rows * math.prod(s.shape))
+                                    for name, s in bound.slots.items()})
+        self.schedule = plan = schedule(bound, slots, vm, keep, data, check)
+        # in the debug mode, every offset and extent checked before each call (a scheduling
+        # bug then raises, instead of reading or writing outside an arena)
+        self.bounds = check_call if os.environ.get("TENFLANG_FUSED_DEBUG") == "1" else None
         for stage in plan.stages:
             if isinstance(stage, Group):
                 verify(stage, bound, vm, bound.n)
@@ -536,9 +546,10 @@ class _Part:
                 acc[...] = 0.0
             for acc in stage.checks:
                 acc[...] = 0.0
-            base = frozen[5]
             for _, index in stage.data:
-                base[index] = start
+                frozen.base[index] = start
+            if self.bounds is not None:
+                self.bounds(stage, frozen, run.n)
             vm.execute(*frozen, int(run.n), int(stage.block))  # ints: one compiled signature
             for name, acc in stage.sums:
                 run.means[name].reshape(-1)[...] = acc  # type: ignore[union-attr]

@@ -30,6 +30,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,15 +51,47 @@ POW = {2.0: "SQUARE", 1.0: "COPY", 0.5: "SQRT", -1.0: "RECIP"}
 
 BLOCK_NUMBERS = 4096  # numbers per value in one block: 32 KB, the working set stays in L2
 
-Buffers = Mapping[str, "np.ndarray | None"]
+ALIGN = 8  # offsets in a group's own arena: multiples of 8 numbers (64 bytes, a cache line)
+
+
+@dataclass(frozen=True)
+class Storage:
+    """Values in one arena: each slot's (offset, length) in it, in numbers (a run's slots,
+    or the whole data set an engine taking chunks reads from)."""
+
+    arena: np.ndarray
+    extents: Mapping[str, tuple[int, int]]
+
+
+class Call(NamedTuple):
+    """The arguments of ``fusedvm.execute`` but ``rows`` and ``block``: the instructions,
+    the three arenas (``fusedvm.Space``), and per array index its arena, offset, numbers a
+    row, whether it is block scratch and its first row (``base``, set before each call)."""
+
+    head: np.ndarray
+    code: np.ndarray
+    run: np.ndarray
+    group: np.ndarray
+    data: np.ndarray
+    space: np.ndarray
+    offset: np.ndarray
+    size: np.ndarray
+    scratch: np.ndarray
+    base: np.ndarray
+    consts: np.ndarray
+    maps: np.ndarray
 
 
 @dataclass
 class Group:
-    """One ``fusedvm.execute`` call: arrays (kept alive here) and the instructions."""
+    """One ``fusedvm.execute`` call: its arrays (each an extent of one of three arenas: the
+    run's slots, the group's own scratch and accumulators, the whole data) and its
+    instructions."""
 
     width: int = 8  # numbers in an instruction (fusedvm.WIDTH)
-    arrays: list[np.ndarray] = field(default_factory=list)
+    space: list[int] = field(default_factory=list)  # the arena of each array (fusedvm.Space)
+    offset: list[int] = field(default_factory=list)  # where it starts there, in numbers
+    length: list[int] = field(default_factory=list)  # how many numbers it spans
     size: list[int] = field(default_factory=list)
     scratch: list[int] = field(default_factory=list)
     consts: list[float] = field(default_factory=list)
@@ -67,6 +100,10 @@ class Group:
     head: list[tuple[int, ...]] = field(default_factory=list)
     code: list[tuple[int, ...]] = field(default_factory=list)
     block: int = 1
+    # the arenas: the run's slots, the group's own (allocated by ``finish``), the data
+    run: np.ndarray = field(default_factory=lambda: np.zeros(1))
+    arena: np.ndarray = field(default_factory=lambda: np.zeros(1))
+    whole: np.ndarray = field(default_factory=lambda: np.zeros(1))
     # (input name, array index): data read straight from the whole data set, from the row
     # where the chunk starts (set in ``base`` before each call)
     data: list[tuple[str, int]] = field(default_factory=list)
@@ -81,31 +118,51 @@ class Group:
     labels: list[str] = field(default_factory=list)
     slots: list[str | None] = field(default_factory=list)
     lines: list[Instruction | None] = field(default_factory=list)
+    _own: int = 0  # numbers of the group's own arena so far
 
-    def add(self, array: np.ndarray, size: int, scratch: bool = False, label: str = "",
-            slot: str | None = None) -> int:
-        self.arrays.append(array)
+    def add(self, space: int, offset: int | None, length: int, size: int,
+            scratch: bool = False, label: str = "", slot: str | None = None) -> int:
+        """A new array: ``length`` numbers at ``offset`` of arena ``space`` (None: the
+        next free extent of the group's own)."""
+        if offset is None:
+            offset = self._own
+            self._own += -(-max(1, length) // ALIGN) * ALIGN
+        self.space.append(space)
+        self.offset.append(offset)
+        self.length.append(length)
         self.size.append(size)
         self.scratch.append(int(scratch))
         self.labels.append(label)
         self.slots.append(slot)
-        return len(self.arrays) - 1
+        return len(self.space) - 1
+
+    def own(self, index: int) -> np.ndarray:
+        """The numbers of array ``index`` of the group's own arena (after ``finish``)."""
+        return self.arena[self.offset[index]:self.offset[index] + self.length[index]]
+
+    def finish(self, sums: list[tuple[str, int]], checks: list[int]) -> None:
+        """The group's own arena allocated, and its accumulators' views in it."""
+        self.arena = np.zeros(max(1, self._own))
+        self.sums = [(name, self.own(i)) for name, i in sums]
+        self.checks = [self.own(i) for i in checks]
 
     def const(self, value: float) -> int:
         self.consts.append(float(value))
         return len(self.consts) - 1
 
-    def freeze(self) -> tuple[np.ndarray, ...]:
-        """The arguments of ``fusedvm.execute`` but ``rows`` and ``block`` (base is
+    def freeze(self) -> Call:
+        """The arguments of ``fusedvm.execute`` but ``rows`` and ``block`` (``base`` is
         filled by the caller)."""
         def table(rows: list[tuple[int, ...]]) -> np.ndarray:
             return np.array(rows, dtype=np.int64).reshape(-1, self.width)
 
-        return (table(self.head), table(self.code),
-                np.array([a.ctypes.data for a in self.arrays], dtype=np.int64),
-                np.array(self.size, dtype=np.int64), np.array(self.scratch, dtype=np.int64),
-                np.zeros(len(self.arrays), dtype=np.int64),
-                np.array(self.consts or [0.0]), np.array(self.maps or [0], dtype=np.int64))
+        def ints(values: list[int]) -> np.ndarray:
+            return np.array(values, dtype=np.int64)
+
+        return Call(table(self.head), table(self.code), self.run, self.arena, self.whole,
+                    ints(self.space), ints(self.offset), ints(self.size), ints(self.scratch),
+                    np.zeros(len(self.space), dtype=np.int64), np.array(self.consts or [0.0]),
+                    ints(self.maps or [0]))
 
 
 @dataclass
@@ -133,13 +190,12 @@ def _size(shape: tuple[int, ...]) -> int:
     return math.prod(shape)
 
 
-def schedule(bound: BoundProgram, values: Buffers, isa: ModuleType, keep: set[str],
-             data: dict[str, np.ndarray] | None = None,
-             check: set[str] | None = None) -> Schedule:
+def schedule(bound: BoundProgram, slots: Storage, isa: ModuleType, keep: set[str],
+             data: Storage | None = None, check: set[str] | None = None) -> Schedule:
     """The stages of ``bound`` (module docstring), in the instructions of ``isa`` (fusedvm),
-    over the buffers ``values`` (by slot name). ``keep``: names whose per-example values
-    the caller will read. ``data``: per-example inputs that groups read from these whole
-    arrays (from the chunk's first row) instead of their slots' buffers. ``check``: lines
+    over its slots in the arena ``slots``. ``keep``: names whose per-example values the
+    caller will read. ``data``: per-example inputs that groups read from the whole data set
+    (from the chunk's first row) instead of their slots. ``check``: lines
     whose values the groups also sum, in the pass, into their ``checks`` (whether they are
     all finite, without storing them)."""
     per_row = [line for line in bound.instructions if bound.per_example(line.out)]
@@ -187,7 +243,7 @@ def schedule(bound: BoundProgram, values: Buffers, isa: ModuleType, keep: set[st
     outside.update(slot for k in keep if (slot := bound.names.get(k)) is not None)
     outside.update(m.out for m in bound.means if m.how == "view" and m.out is not None)
     stages: list[Group | Instruction] = [
-        _Builder(bound, values, isa, data or {}, outside, check or set()).group(
+        _Builder(bound, slots, isa, data, outside, check or set()).group(
             item, sums.get(i, []))
         if isinstance(item, list) else item for i, item in enumerate(items)]
     return Schedule(shared, stages, closures,
@@ -213,16 +269,20 @@ class _Builder:
     """Instructions for one group: operands resolved, block-sized scratch arrays shared by
     values of the same size whose lives do not overlap."""
 
-    def __init__(self, bound: BoundProgram, values: Buffers, isa: ModuleType,
-                 data: dict[str, np.ndarray], outside: set[str], check: set[str]) -> None:
+    def __init__(self, bound: BoundProgram, slots: Storage, isa: ModuleType,
+                 data: Storage | None, outside: set[str], check: set[str]) -> None:
         self.isa = isa
         self.check = check
         self.bound = bound
-        self.values = values
+        self.slots = slots
         self.n = bound.n
         self.whole = data
         self.outside = outside
-        self.g = Group(width=isa.WIDTH)
+        self.g = Group(width=isa.WIDTH, run=slots.arena,
+                       whole=data.arena if data is not None else np.zeros(1))
+        self.own = isa.Space.GROUP
+        self.sums: list[tuple[str, int]] = []  # (mean's name, its accumulator's index)
+        self.checks: list[int] = []
         self.index: dict[str, int] = {}  # a stored slot -> its array index
         self.scratch_of: dict[str, int] = {}  # a slot kept in scratch -> its array index
         self.free: dict[int, list[int]] = {}  # size -> scratch arrays free for reuse
@@ -252,13 +312,11 @@ class _Builder:
             temporaries = self._emit(line, out)
             g.lines.extend([None] * (len(g.code) - first - 1) + [line])
             if line.define.target in self.check:  # summed while the value is in the block
-                acc = np.zeros(size)
-                g.code.append(self.isa.Code(
-                    self.isa.Kind.ACCSUM, out=g.add(acc, acc.size,
-                                                    label=f"check {line.define.target}"),
-                    a=out, b=out, extra=g.const(1.0)))
+                acc = g.add(self.own, None, size, size, label=f"check {line.define.target}")
+                g.code.append(self.isa.Code(self.isa.Kind.ACCSUM, out=acc, a=out, b=out,
+                                            extra=g.const(1.0)))
                 g.lines.append(None)
-                g.checks.append(acc)
+                self.checks.append(acc)
             for t in temporaries:
                 self._release(t)
             for a in set(line.slots()):
@@ -266,37 +324,40 @@ class _Builder:
                     self._release(self.scratch_of.pop(a))
         for name, sources in sums:
             size = _size(slots[sources[0]].shape)
-            acc = np.zeros(size)
-            index = g.add(acc, size, label=f"sum {name}")
+            index = g.add(self.own, None, size, size, label=f"sum {name}")
             a, b = (self._operand(s) for s in (sources * 2)[:2])
             kind = self.isa.Kind.ACCDOT if len(sources) == 2 else self.isa.Kind.ACCSUM
             g.code.append(self.isa.Code(kind, out=index, a=a, b=b,
                                         extra=g.const(1.0 / self.n)))
             g.lines.append(None)
-            g.sums.append((name, acc))
+            self.sums.append((name, index))
+        g.finish(self.sums, self.checks)
         return g
 
     # -- arrays
 
     def _buffer(self, slot: str) -> int:
-        """The array index of a slot's buffer (or of the whole data array it stands for)."""
+        """The array index of a slot (or of the whole data it stands for)."""
         if slot not in self.index:
-            buffer = self.values[slot]
-            assert buffer is not None, slot
-            whole = self.whole.get(slot)
-            source = whole if whole is not None else buffer
-            index = self.index[slot] = self.g.add(
-                source.reshape(-1), _size(self.bound.slots[slot].shape), label=slot, slot=slot)
-            if whole is not None:
+            size = _size(self.bound.slots[slot].shape)
+            if self.whole is not None and slot in self.whole.extents:
+                offset, length = self.whole.extents[slot]
+                index = self.g.add(self.isa.Space.DATA, offset, length, size, label=slot,
+                                   slot=slot)
                 self.g.data.append((slot, index))
+            else:
+                offset, length = self.slots.extents[slot]
+                index = self.g.add(self.isa.Space.RUN, offset, length, size, label=slot,
+                                   slot=slot)
+            self.index[slot] = index
         return self.index[slot]
 
     def _temporary(self, size: int) -> int:
         free = self.free.get(size)
         if free:
             return free.pop()
-        return self.g.add(np.empty(self.g.block * size), size, scratch=True,
-                          label=f"s{len(self.g.arrays)}")
+        return self.g.add(self.own, None, self.g.block * size, size, scratch=True,
+                          label=f"s{len(self.g.space)}")
 
     def _release(self, index: int) -> None:
         self.free.setdefault(self.g.size[index], []).append(index)
@@ -359,8 +420,8 @@ class _Builder:
             key = (a.slot, shape)
             if key not in self.tiles:
                 self.tiles[key] = self.g.add(
-                    np.empty(self.g.block * math.prod(shape)), math.prod(shape), scratch=True,
-                    label=f"tile {a.slot}")
+                    self.own, None, self.g.block * math.prod(shape), math.prod(shape),
+                    scratch=True, label=f"tile {a.slot}")
                 g.head.append(self._expand(a, a.shape, shape, self.tiles[key]))
             return self.tiles[key], isa.Mode.ARRAY
         temp = self._temporary(math.prod(shape))
@@ -382,4 +443,4 @@ class _Builder:
                              mode_a=mode, extra=offset)
 
 
-__all__ = ["BINARY", "POW", "ROWWISE", "UNARY", "Group", "Schedule", "schedule"]
+__all__ = ["BINARY", "POW", "ROWWISE", "UNARY", "Call", "Group", "Schedule", "Storage", "schedule"]

@@ -26,13 +26,51 @@ from typing import Any
 import numpy as np
 
 from .bound import BoundProgram
-from .fusedplan import Group
+from .fusedplan import Call, Group
 
-__all__ = ["ScheduleError", "verify"]
+__all__ = ["ScheduleError", "check_call", "verify"]
 
 
 class ScheduleError(AssertionError):
     """The fused engine's schedule is wrong: a bug of the package, never of the program."""
+
+
+def _arenas(group: Group, isa: ModuleType) -> dict[int, np.ndarray]:
+    return {isa.Space.RUN: group.run, isa.Space.GROUP: group.arena, isa.Space.DATA: group.whole}
+
+
+def _extent(group: Group, arenas: dict[int, Any], i: int, offset: int) -> None:
+    """Array ``i`` of ``group``, at ``offset``, lies inside its arena."""
+    arena = arenas.get(int(group.space[i]))
+    if arena is None:
+        raise ScheduleError(f"fused schedule: {group.labels[i]} is in no arena "
+                            f"({group.space[i]})")
+    if offset < 0 or offset + group.length[i] > arena.size:
+        raise ScheduleError(
+            f"fused schedule: {group.labels[i]} ({group.length[i]} numbers at offset "
+            f"{offset}) lies outside its arena of {arena.size} numbers")
+
+
+def check_call(group: Group, call: Call, rows: int) -> None:
+    """Before one ``fusedvm.execute(*call, rows, ...)`` of ``group`` (the debug mode): the
+    arguments are the group's, every array at its offset lies inside its arena, and the data
+    read from row ``base`` on holds ``rows`` more rows. Raises :class:`ScheduleError`."""
+    count = len(group.space)
+    if not all(len(a) == count for a in (call.space, call.offset, call.size, call.scratch,
+                                         call.base)):
+        raise ScheduleError("fused schedule: the call's array tables differ in length")
+    arenas = {int(space): arena for space, arena in
+              zip((0, 1, 2), (call.run, call.group, call.data), strict=True)}
+    for i in range(count):
+        if (call.space[i], call.size[i], call.scratch[i]) != (
+                group.space[i], group.size[i], group.scratch[i]):
+            raise ScheduleError(f"fused schedule: the call's tables differ from the group's "
+                                f"at {group.labels[i]}")
+        _extent(group, arenas, i, int(call.offset[i]))
+        if call.base[i] and (call.base[i] < 0 or (call.base[i] + rows) * call.size[i]
+                             > group.length[i]):
+            raise ScheduleError(f"fused schedule: {group.labels[i]} read from row "
+                                f"{call.base[i]} for {rows} rows, past its end")
 
 
 def verify(group: Group, bound: BoundProgram, isa: ModuleType, rows: int) -> None:
@@ -44,10 +82,13 @@ def verify(group: Group, bound: BoundProgram, isa: ModuleType, rows: int) -> Non
 class _Verifier:
     def __init__(self, group: Group, bound: BoundProgram, isa: ModuleType, rows: int) -> None:
         self.g, self.bound, self.isa, self.rows = group, bound, isa, rows
-        count = len(group.arrays)
-        if not (len(group.size) == len(group.scratch) == len(group.labels)
-                == len(group.slots) == count):
+        count = len(group.space)
+        if not (len(group.size) == len(group.scratch) == len(group.labels) == len(group.offset)
+                == len(group.length) == len(group.slots) == count):
             raise ScheduleError("the group's array tables differ in length")
+        arenas = _arenas(group, isa)
+        for i in range(count):
+            _extent(group, arenas, i, group.offset[i])
         self.data = {index for _, index in group.data}
         # the value a stored array (a slot's buffer, or the whole data standing for one)
         # holds: its slot's name
@@ -65,13 +106,13 @@ class _Verifier:
     # -- arrays
 
     def index(self, where: str, i: int) -> int:
-        if not 0 <= i < len(self.g.arrays):
+        if not 0 <= i < len(self.g.space):
             self.fail(where, f"array index {i} out of range")
         return i
 
     def holds(self, where: str, i: int, numbers: int) -> None:
-        if self.g.arrays[i].size < numbers:
-            self.fail(where, f"{self.g.labels[i]} holds {self.g.arrays[i].size} numbers, "
+        if self.g.length[i] < numbers:
+            self.fail(where, f"{self.g.labels[i]} holds {self.g.length[i]} numbers, "
                              f"the instruction needs {numbers}")
 
     def per_row(self, where: str, i: int) -> None:

@@ -9,9 +9,11 @@ instructions): no program is ever compiled, no text ever executed. Every compile
 in this one file on purpose: numba's cache is keyed by the text of the function's own file,
 so code inlined from another file could stay cached after that file changed.
 
-Arrays are flat float64, passed by address (``arrays[i]``; the caller keeps them alive and in
-place), with ``size[i]`` numbers per example. A scratch array holds the current block; any
-other is indexed by example row, shifted by ``base[i]`` (data read from the row where the
+Arrays are extents of three flat float64 arenas (a run's slots, the group's own scratch and
+accumulators, the whole data set: ``Space``), each at an offset, with ``size[i]`` numbers per
+example; the addresses are taken here, from the arenas (the debug mode checks every offset
+and extent before the call: ``fusedverify.check_call``). A scratch array holds the current
+block; any other is indexed by example row, shifted by ``base[i]`` (data read from the row where the
 current chunk starts), or is the same for every row (a *shared* value). An instruction is
 a :class:`Code` (``WIDTH`` int64: ``kind, op, out, a, b, mode_a, mode_b, extra``):
 
@@ -78,6 +80,14 @@ class Kind(IntEnum):
     ROW = 4
     ACCSUM = 5
     ACCDOT = 6
+
+
+class Space(IntEnum):
+    """The arena an array is in (``execute``'s arguments ``run``, ``group``, ``data``)."""
+
+    RUN = 0
+    GROUP = 1
+    DATA = 2
 
 
 class Mode(IntEnum):
@@ -479,7 +489,7 @@ def _pointer(typingctx, address):  # type: ignore[no-untyped-def]
 @njit(inline="always", **_FLAGS)
 def _view(arrays: np.ndarray, i: int, row: int, rows: int, size: np.ndarray,
           scratch: np.ndarray, base: np.ndarray) -> np.ndarray:
-    # arrays are passed by address: a typed list of arrays costs ~100 ns an access in
+    # arrays are addressed by pointer: a typed list of arrays costs ~100 ns an access in
     # reference counting, more than a whole instruction on a small block
     s = size[i]
     start = 0 if scratch[i] else (base[i] + row) * s
@@ -556,11 +566,19 @@ def _instruction(c: np.ndarray, arrays, size: np.ndarray, scratch: np.ndarray,
 
 
 @njit(**_FLAGS)
-def execute(head: np.ndarray, code: np.ndarray, arrays, size: np.ndarray,
+def execute(head: np.ndarray, code: np.ndarray, run: np.ndarray, group: np.ndarray,
+            data: np.ndarray, space: np.ndarray, offset: np.ndarray, size: np.ndarray,
             scratch: np.ndarray, base: np.ndarray, consts: np.ndarray, maps: np.ndarray,
             rows: int, block: int) -> None:
     """Run ``head`` once (filling blocks of values shared by every row) and then ``code``
-    block by block over ``rows`` example rows (``block`` rows at a time)."""
+    block by block over ``rows`` example rows (``block`` rows at a time). Array ``i`` is
+    ``offset[i]`` numbers into the arena ``space[i]`` (``Space``)."""
+    # the addresses, from the arenas numba was given (never from the caller)
+    arrays = np.empty(space.shape[0], dtype=np.int64)
+    for i in range(space.shape[0]):
+        where = space[i]
+        arena = run if where == Space.RUN else (group if where == Space.GROUP else data)
+        arrays[i] = np.int64(arena.ctypes.data) + 8 * offset[i]
     # one call site for the (inlined) instruction: the head is the block before the first
     for block_index in range(-1, (rows + block - 1) // block):
         if block_index < 0:
@@ -570,3 +588,18 @@ def execute(head: np.ndarray, code: np.ndarray, arrays, size: np.ndarray,
             count = min(block, rows - row)
         for k in range(program.shape[0]):
             _instruction(program[k], arrays, size, scratch, base, consts, maps, row, count)
+
+
+def elementwise(op: int, x: np.ndarray) -> np.ndarray:
+    """``Unary`` operator ``op`` of every number of ``x`` (flat) through :func:`execute`:
+    the self-test of the loaded loops, and the tests'."""
+    x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    count = len(x)
+    arena = np.concatenate([x, np.empty(count)])
+    execute(np.zeros((0, WIDTH), dtype=np.int64),
+            np.array([Code(Kind.UNARY, op, out=1)], dtype=np.int64), arena, arena, arena,
+            np.zeros(2, dtype=np.int64), np.array([0, count], dtype=np.int64),
+            np.ones(2, dtype=np.int64), np.zeros(2, dtype=np.int64),
+            np.zeros(2, dtype=np.int64), np.zeros(1), np.zeros(1, dtype=np.int64), count,
+            max(1, count))
+    return arena[count:]

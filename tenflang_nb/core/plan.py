@@ -37,6 +37,8 @@ from .program import Program, ancestors
 from .syntax import Define
 
 Array = np.ndarray
+# the slots' offsets in a run's arena: multiples of 8 numbers (64 bytes, a cache line)
+ARENA_ALIGN = 8
 
 
 @dataclass
@@ -181,8 +183,41 @@ class Run:
         self.bound = BoundProgram(n, lifetimes(self._slots, lines, self._means),
                                   dict(self._names), lines, tuple(self._means),
                                   tuple(plan.given))
+        self.arena, self.offsets = self._into_arena()
         # pre-bound calls with a positional ``out``: the cheapest dispatch for tiny arrays
         self.calls = [partial(s.kernel, *s.args, s.out) for s in self.steps]
+
+    def _into_arena(self) -> tuple[Array, dict[str, int]]:
+        """Every slot's buffer moved into one array, the arena (each at its offset, in
+        numbers, 64-byte aligned): the storage the fused engine addresses by offset. The
+        data and constants are copied in; the lines and means are rebuilt over it."""
+        bound = self.bound
+        offsets: dict[str, int] = {}
+        total = 0
+        for name, slot in bound.slots.items():
+            offsets[name] = total
+            total += -(-max(1, slot.rows * math.prod(slot.shape)) // ARENA_ALIGN) * ARENA_ALIGN
+        arena = np.empty(total)
+        slots: dict[str, Array] = {}
+        for name, slot in bound.slots.items():
+            size = slot.rows * math.prod(slot.shape)
+            view = arena[offsets[name]:offsets[name] + size]
+            slots[name] = view.reshape(slot.shape if slot.kind == "mean"
+                                       else (slot.rows, *slot.shape))
+            if slot.kind in ("given", "constant"):
+                slots[name][...] = self.values[name]
+        self.values = {k: None if slot is None else slots[slot]
+                       for k, slot in bound.names.items()}
+        for m in bound.means:
+            view_of = self.values[str(m.out)] if m.how == "view" else None
+            self.means[m.name] = (None if m.out is None else view_of[0, ...]  # type: ignore[index]
+                                  if view_of is not None else slots[m.out])
+        self.steps = [_Step(s.kernel, operands(s.line, self.values), slots[s.line.out],
+                            s.define, s.line) for s in self.steps]
+        self.step_of = {s.define.target: s for s in self.steps}
+        self.mean_steps = [mean_call(m, self.n, self.values, self.means)
+                           for m in bound.means if m.how in ("batch", "linear", "rule")]
+        return arena, offsets
 
     def _slot(self, name: str, value: Array | None, kind: str) -> None:
         """Variable ``name`` holds ``value`` in a slot of its own (None: NULL)."""
@@ -207,11 +242,11 @@ class Run:
                                    file=self.plan.program.file, line=decl.src.line,
                                    source=decl.src.text) from None
         if array.shape == (n, *shape) and n != 1:
-            return np.array(array)  # own copy: callers may reuse theirs
+            return array  # copied into the run's arena (callers may reuse theirs)
         if array.shape == shape:
-            return np.array(array).reshape((1, *shape))
+            return array.reshape((1, *shape))
         if array.shape == (1, *shape):
-            return np.array(array)
+            return array
         raise TenFlangError.at(
             f"value of '{name}' has shape {fmt_shape(array.shape)}, expected "
             f"{fmt_shape(shape)} (or {n} of them)", file=self.plan.program.file,
