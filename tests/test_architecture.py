@@ -25,9 +25,9 @@ GUIDE = PACKAGE.parent / "docs" / "guide.md"
 FLOW = [
     "errors", "arguments", "perf", "machine", "formatting", "agreement", "ops", "lexical", "textio",
     "macros", "syntax", "guard", "preprocess", "program", "graph", "examples", "backprop",
-    "forward", "hvp", "describe_ops", "edited", "dimensions", "bound", "plan", "engines",
-    "optimizers", "settings",
-    "fusedcache", "fusedplan", "fusedverify", "fusedvm", "fused", "fusedlisting",
+    "forward", "hvp", "describe_ops", "edited", "dimensions", "bound", "boundcalls", "plan",
+    "engines", "optimizers", "settings",
+    "fusedcache", "fusedplan", "fusedverify", "fusedvm", "fusedstages", "fused", "fusedlisting",
     "datafiles.table", "datafiles.checks", "datafiles.blocks", "datafiles.brace",
     "datafiles.csvfiles", "datafiles.original", "datafiles.pyvalues", "datafiles.writers",
     "datafiles.formats", "datafiles", "bindings", "datasets", "boundary", "train", "gradcheck",

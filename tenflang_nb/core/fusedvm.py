@@ -72,60 +72,14 @@ class Code(NamedTuple):
 WIDTH = len(Code._fields)
 
 
-class Kind(IntEnum):
-    UNARY = 0
-    BINARY = 1
-    EXPAND = 2
-    FILL = 3
-    ROW = 4
-    ACCSUM = 5
-    ACCDOT = 6
-
-
-class Space(IntEnum):
-    """The arena an array is in (``execute``'s arguments ``run``, ``group``, ``data``)."""
-
-    RUN = 0
-    GROUP = 1
-    DATA = 2
-
-
-class Mode(IntEnum):
-    ARRAY = 0
-    CONST = 1
-    SHARED = 2
-
-
-class Unary(IntEnum):
-    COPY = 0
-    NEG = 1
-    EXP = 2
-    LN = 3
-    LOGISTIC = 4
-    TANH = 5
-    RELU = 6
-    SQRT = 7
-    ABS = 8
-    STEP = 9
-    SIGN = 10
-    LNZ = 11
-    SQUARE = 12
-    RECIP = 13
-
-
-class Binary(IntEnum):
-    ADD = 0
-    SUB = 1
-    MUL = 2
-    DIV = 3
-
-
-class Row(IntEnum):
-    SUM = 0
-    MEAN = 1
-    SOFTMAX = 2
-    LOGSOFTMAX = 3
-    LOGSUMEXP = 4
+# the kinds of instruction, the arenas, how a binary operand is read, and each kind's operators
+Kind = IntEnum("Kind", ["UNARY", "BINARY", "EXPAND", "FILL", "ROW", "ACCSUM", "ACCDOT"], start=0)
+Space = IntEnum("Space", ["RUN", "GROUP", "DATA"], start=0)  # execute's run, group, data
+Mode = IntEnum("Mode", ["ARRAY", "CONST", "SHARED"], start=0)
+Unary = IntEnum("Unary", ["COPY", "NEG", "EXP", "LN", "LOGISTIC", "TANH", "RELU", "SQRT", "ABS",
+                          "STEP", "SIGN", "LNZ", "SQUARE", "RECIP"], start=0)
+Binary = IntEnum("Binary", ["ADD", "SUB", "MUL", "DIV"], start=0)
+Row = IntEnum("Row", ["SUM", "MEAN", "SOFTMAX", "LOGSOFTMAX", "LOGSUMEXP"], start=0)
 
 # ---------------------------------------------------------------------------- the math
 # exp, ln, expm1 and tanh written so that LLVM vectorises a loop over them. numpy has a SIMD

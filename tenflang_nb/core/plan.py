@@ -28,6 +28,7 @@ import numpy as np
 from . import ops
 from .arguments import check_instance, shown
 from .bound import BoundProgram, Instruction, Mean, Operand, Slot, lifetimes, mean_slot
+from .boundcalls import MeanContext, batch_mean, mean_call, operands
 from .errors import TenFlangError
 from .formatting import fmt_shape
 from .guard import allow
@@ -373,7 +374,7 @@ class Run:
                         mean, how = partial(step.kernel, *means, out=out), "linear"
                 else:
                     rule = ops.OPS[str(step.define.op)].batch_mean
-                    mean, how = rule(_MeanContext(n, step.args, out)) if rule else None, "rule"
+                    mean, how = rule(MeanContext(n, step.args, out)) if rule else None, "rule"
             if mean is None:
                 mean, how = batch_mean(value, out), "batch"
             else:
@@ -406,12 +407,6 @@ class Run:
                 call()
             for mean in self.mean_steps:
                 mean()
-
-    def calls_without(self, names: set[str]) -> list[Callable[[], object]]:
-        """The calls of one pass except those defining ``names``: values the caller writes
-        into their buffers itself (``values[name]``) before running the rest in order."""
-        return [call for step, call in zip(self.steps, self.calls, strict=True)
-                if step.define.target not in names]
 
     def value(self, name: str) -> Array | None:
         """The value of ``name`` for every example: shape (N,)+shape, or (1,)+shape."""
@@ -459,35 +454,6 @@ class Run:
                         np.isfinite(step.out)):
                     return step.define
         return None
-
-
-def batch_mean(value: Array, out: Array | None = None) -> Callable[[], Array]:
-    """Mean over the batch axis as one BLAS product (3x faster than ``mean(axis=0)``), into
-    ``out`` (the per-example shape) when given.
-
-    >>> batch_mean(np.array([[1.0, 2.0], [3.0, 6.0]]))()
-    array([2., 4.])
-    """
-    n = value.shape[0]
-    weights = np.full(n, 1.0 / n)
-    flat = value.reshape(n, -1)
-    result = np.empty(value.shape[1:]) if out is None else out
-    flat_out = result.reshape(-1)  # a view: the product lands in ``result``
-
-    def mean() -> Array:
-        np.matmul(weights, flat, out=flat_out)
-        return result
-
-    return mean
-
-
-@dataclass(frozen=True)
-class _MeanContext:
-    """What an operator's batch-mean rule sees (``ops.MeanContext``)."""
-
-    n: int
-    args: tuple[Array | np.float64, ...]
-    out: Array
 
 
 def _linear(step: _Step) -> bool:
@@ -557,46 +523,3 @@ def plain(value: Array | float) -> float | Array:
 def first_row(values: Array | None) -> float | Array | None:
     """The first example's value of a run's value (:meth:`Run.value`), None for NULL."""
     return None if values is None else plain(values[0])
-
-
-# ---------------------------------------------------------------------------- by slot name
-
-def operands(line: Instruction, values: Mapping[str, Array | None]
-             ) -> tuple[Array | np.float64, ...]:
-    """``line``'s operands as its numpy kernel takes them, from buffers by slot name."""
-    out: list[Array | np.float64] = []
-    for o in line.operands:
-        if o.slot is None:
-            out.append(np.float64(o.const))
-            continue
-        a = values[o.slot]
-        assert a is not None, o.slot
-        out.append(a if a.shape[1:] == o.shape else a.reshape((a.shape[0], *o.shape)))
-    return tuple(out)
-
-
-def line_call(line: Instruction, values: Mapping[str, Array | None]) -> Callable[[], object]:
-    """``line`` as one numpy call over the buffers ``values`` (by slot name), as the
-    reference engine runs it."""
-    return partial(ops.OPS[line.op].kernel(line.spec), *operands(line, values),
-                   values[line.out])
-
-
-def mean_call(mean: Mean, n: int, values: Mapping[str, Array | None],
-              means: Mapping[str, Array | None]) -> Callable[[], object]:
-    """The batch mean ``mean`` (``batch``, ``linear`` or ``rule``) as the reference engine
-    takes it, from the buffers ``values`` into ``means[mean.name]``."""
-    out = means[mean.name]
-    assert out is not None, mean.name
-    line = mean.line
-    if mean.how == "linear" and line is not None:
-        return partial(ops.OPS[line.op].kernel(line.spec), *(means[a] for a in mean.operands),
-                       out=out)
-    if mean.how == "rule" and line is not None:
-        rule = ops.OPS[line.op].batch_mean
-        call = rule(_MeanContext(n, operands(line, values), out)) if rule else None
-        assert call is not None, mean.name  # it was not None when binding decided so
-        return call
-    source = values[str(mean.source)]
-    assert source is not None, mean.name
-    return batch_mean(source, out)

@@ -20,9 +20,10 @@ import numpy as np
 
 from .. import fused, ops
 from ..bound import BoundProgram, Instruction
+from ..boundcalls import line_call
 from ..engines import REFERENCE, BoundRun
 from ..errors import TenFlangError
-from ..plan import Plan, Run, line_call
+from ..plan import Plan, Run
 from ..program import Program
 from ..train import GradientDescent, single_threaded_blas
 from .geometry import Layout, Plane
