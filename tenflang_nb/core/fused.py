@@ -317,7 +317,7 @@ class FusedEngine:
 
 
 class FusedRun:
-    """A plan bound to one batch on the fused engine: the interface of ``plan.Run``
+    """A plan bound to one batch on the fused engine: ``engines.BoundRun``, as ``plan.Run``
     (``values``, ``set``, ``run``, ``value``, ``mean``, ``finite``, ``first_nonfinite``)."""
 
     def __init__(self, plan: Plan, data: Mapping[str, Array | float | None], n: int,
@@ -380,7 +380,7 @@ class FusedRun:
         self._complete = False  # every buffer of the first part's run holds this run's values
         self._checking: dict[frozenset[str], list[Part] | None] = {}  # see finite()
 
-    # -- the interface of plan.Run
+    # -- engines.BoundRun
 
     def set(self, name: str, value: Array | float) -> None:
         """Overwrite a bound input (a weight) in place; its shape must not change."""

@@ -316,10 +316,10 @@ class Run:
             else:
                 prepared.append(a)
         self._slot(d.target, out, "line")
-        operands = tuple(Operand(None, float(a), ()) if isinstance(a, float)
-                         else Operand(self._names[str(name)], None, tuple(p.shape[1:]))
-                         for a, name, p in zip(args, d.args, prepared, strict=True))
-        line = Instruction(op.name, d.target, operands, spec, d)
+        reads = tuple(Operand(None, float(a), ()) if isinstance(a, float)
+                      else Operand(self._names[str(name)], None, tuple(p.shape[1:]))
+                      for a, name, p in zip(args, d.args, prepared, strict=True))
+        line = Instruction(op.name, d.target, reads, spec, d)
         step = _Step(kernel, tuple(prepared), out, d, line)
         self.steps.append(step)
         self.step_of[d.target] = step
