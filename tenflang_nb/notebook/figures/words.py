@@ -38,8 +38,10 @@ COLUMNS = 9  # a grid's columns at most: a row of a 9-column table still reads a
 
 @dataclass(frozen=True)
 class FigureWords:
-    """A figure in words: ``alt`` (one or two sentences), and a table of its values."""
+    """A figure in words: ``alt`` (one or two sentences), and a table of its values;
+    ``what`` the figure is (the table's summary names it: a page may hold several)."""
 
+    what: str
     alt: str
     caption: str
     header: tuple[str, ...]
@@ -67,7 +69,7 @@ def curve_words(history: Sequence[Record], label: str | None = None) -> FigureWo
     name = f"loss curve of {label}" if label else "loss curve"
     header = ("iteration", "mean loss")
     if not history:
-        return FigureWords(f"{name}: not trained yet.", name, header)
+        return FigureWords("loss curve", f"{name}: not trained yet.", name, header)
     tests = any(r.test_loss is not None for r in history)
     header += ("test loss",) * tests
     losses = np.array([r.loss for r in history], dtype=float)
@@ -85,8 +87,8 @@ def curve_words(history: Sequence[Record], label: str | None = None) -> FigureWo
         r = history[int(i)]
         test = ("" if r.test_loss is None else _num(r.test_loss),) * tests
         rows.append((str(r.iteration), _num(r.loss), *test))
-    return FigureWords(alt + ".", f"{name}: the mean loss at {len(rows)} of its iterations",
-                       header, rows)
+    caption = f"{name}: the mean loss at {len(rows)} of its iterations"
+    return FigureWords("loss curve", alt + ".", caption, header, rows)
 
 
 def _where(values: np.ndarray, pick: str) -> tuple[int, ...] | None:
@@ -133,7 +135,7 @@ def landscape_words(land: Landscape, title: str) -> FigureWords:
         rows = [(_num(land.grid[1][j]), *(_num(loss[j, i]) for i in cols)) for j in lines]
         caption = (f"The mean loss on a {len(rows)} x {len(cols)} sample of the grid: a row "
                    f"per {names[1]}, a column per {names[0]}")
-    return FigureWords(alt + ".", caption, header, rows)
+    return FigureWords("loss landscape", alt + ".", caption, header, rows)
 
 
 def boundary_words(b: Boundary, title: str) -> FigureWords:
@@ -158,7 +160,7 @@ def boundary_words(b: Boundary, title: str) -> FigureWords:
     rows = [(_num(b.ys[j]), *(_num(out[j, i]) for i in cols)) for j in lines]
     caption = (f"The output {b.plane.output} on a {len(rows)} x {len(cols)} sample of the "
                f"grid: a row per {y}, a column per {x}")
-    return FigureWords(alt, caption, header, rows)
+    return FigureWords("decision boundary", alt, caption, header, rows)
 
 
 def values_html(words: FigureWords) -> str:
@@ -171,7 +173,7 @@ def values_html(words: FigureWords) -> str:
         + "".join(f"<td>{html.escape(v)}</td>" for v in row[1:]) + "</tr>"
         for row in words.rows)
     return ("<details class='tf-figure-values' style='font-size:12px;margin:2px 0'>"
-            f"<summary>The values as a table</summary>"
+            f"<summary>The {html.escape(words.what)}'s values as a table</summary>"
             f"<table><caption>{html.escape(words.caption)}</caption>"
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></details>")
 

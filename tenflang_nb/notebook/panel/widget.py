@@ -20,6 +20,7 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import ipywidgets as widgets
@@ -413,8 +414,7 @@ class TrainingPanel:
         curve = curve_words(self.session.history, self.label)
         if ref is not None and ref.history:
             reference = curve_words(ref.history, self.reference_label)
-            curve = FigureWords(f"{curve.alt} {reference.alt}", curve.caption, curve.header,
-                                curve.rows)
+            curve = replace(curve, alt=f"{curve.alt} {reference.alt}")
         boundary = landscape = None
         shown = self.live_boundary is not None and self.live_boundary.figure is not None
         if self.show_boundary.value and shown and self._boundary_png:
