@@ -23,21 +23,7 @@ from tenflang_nb.notebook import TenFlangModel
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-NET = """declare input x [2]
-declare exp_output y
-declare weight W [2, 3]
-declare weight v [3]
-declare intvar h
-declare intvar a
-declare output o
-declare intvar diff
-declare loss L
-define a = matmul x W
-define h = tanh a
-define o = matmul h v
-define diff = sub o y
-define L = pow diff 2
-"""
+NET = (Path(__file__).resolve().parents[1] / "examples" / "xor" / "shape.tf").read_text()
 
 
 @pytest.fixture(scope="module")
