@@ -209,6 +209,7 @@ def test_views_and_panel_by_keyboard_alone_in_jupyterlab(lab_page: Page) -> None
     assert root.locator(".tf-gcp-line.tf-hl").count() >= 1
     status = root.locator("[role=status]").first.text_content() or ""
     assert "highlighted" in status, status
+    save_screenshot(page, "a11y_lab_listing_keyboard")
     page.keyboard.press("Escape")
     assert root.locator(".tf-kbd").count() == 0
     print(f"\nTab stops to the listing: {stops}")
@@ -235,6 +236,7 @@ def test_views_and_panel_by_keyboard_alone_in_jupyterlab(lab_page: Page) -> None
     page.keyboard.press("Enter")
     feedback = predicting.locator(".tf-step-feedback")
     assert (feedback.text_content() or "").startswith("✗ Not 12345"), feedback.text_content()
+    save_screenshot(page, "a11y_lab_predict_keyboard")
     assert page.locator(".jp-Notebook .jp-MarkdownCell").count() == 0
     assert cells.count() == n_cells
     page.keyboard.press("Tab")  # check
