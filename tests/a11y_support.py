@@ -19,9 +19,10 @@ import pytest
 
 # the rules of WCAG 2.0 and 2.1, levels A and AA
 WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
-# the root element of every output the package renders: the views' (views/html.py's page)
-# and the training panel's saved picture (panel/widget.py's static_html)
-ROOTS = (".tf-root", ".tenflang-training-panel")
+# the root element of every output the package renders: the views' (views/html.py's page),
+# the training panel's (panel/widget.py: its widgets, or its saved picture) and a figure's
+# (figures/words.py: its picture, alt text and values)
+ROOTS = (".tf-root", ".tenflang-training-panel", ".tf-figure")
 PACKAGE = ", ".join(ROOTS)
 
 

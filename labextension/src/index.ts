@@ -1,5 +1,6 @@
 /**
- * JupyterLab 4 / Notebook 7 plugin: TenFlang highlighting in `%%tenflang` cells.
+ * JupyterLab 4 / Notebook 7 plugins: TenFlang highlighting in `%%tenflang` cells, and the
+ * training panel's sliders named for screen readers.
  */
 import {
   EditorExtensionRegistry,
@@ -10,6 +11,7 @@ import type { IPlugin } from '@lumino/coreutils';
 
 import { tenflangCells } from './cells';
 import { installStyle } from './language';
+import { watchPanels } from './panel';
 
 // JupyterFrontEndPlugin<void> is this type; typing it so spares @jupyterlab/application.
 const plugin: IPlugin<unknown, void> = {
@@ -30,4 +32,13 @@ const plugin: IPlugin<unknown, void> = {
   }
 };
 
-export default plugin;
+const panelSliders: IPlugin<unknown, void> = {
+  id: 'tenflang-nb:panel-sliders',
+  description: "Names the training panel's sliders and says their values to screen readers.",
+  autoStart: true,
+  activate: (): void => {
+    watchPanels(document.body);
+  }
+};
+
+export default [plugin, panelSliders];

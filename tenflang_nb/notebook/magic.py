@@ -417,11 +417,16 @@ def _figure_png(fig: Any) -> bytes:
     return fig._repr_png_()
 
 
+def _figure_bundle(fig: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    return fig.bundle()  # the PNG, and HTML with its alt text and values (figures.words)
+
+
 def load(ip: Any) -> None:
     """Register the magics (``%load_ext tenflang_nb``), and how the figures show."""
     ip.register_magics(TenFlangMagics)
     module, _, name = PNG_FIGURE.rpartition(".")
     ip.display_formatter.formatters["image/png"].for_type_by_name(module, name, _figure_png)
+    ip.display_formatter.mimebundle_formatter.for_type_by_name(module, name, _figure_bundle)
 
 
 def unload(ip: Any) -> None:
@@ -432,3 +437,4 @@ def unload(ip: Any) -> None:
             manager.magics[kind].pop(magic_name, None)
     manager.registry.pop(TenFlangMagics.__name__, None)
     ip.display_formatter.formatters["image/png"].pop(PNG_FIGURE, None)
+    ip.display_formatter.mimebundle_formatter.pop(PNG_FIGURE, None)

@@ -32,6 +32,7 @@ from matplotlib.text import Text
 
 from ...core.boundary import Boundary, BoundaryEvaluator
 from .canvas import PngFigure, drawn_png
+from .words import FigureWords, boundary_words
 
 __all__ = ["BoundaryFigure", "LiveBoundary", "boundary_figure", "describe_boundary"]
 
@@ -66,6 +67,9 @@ class BoundaryFigure(PngFigure):
         """What changes between redraws, in drawing order (the points stay on top)."""
         points = [self.train_points] + ([self.test_points] if self.test_points else [])
         return [self.image, self.line, *points, self.title]
+
+    def words(self) -> FigureWords:
+        return boundary_words(self.boundary, self.title.get_text())
 
     def __repr__(self) -> str:
         b = self.boundary

@@ -15,10 +15,13 @@ b'\\x89PNG'
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
 from PIL import Image
+
+from .words import FigureWords, figure_html
 
 __all__ = ["CEILING", "RUN_COLOURS", "PngFigure", "drawn_png", "kept_png", "png_bytes"]
 
@@ -48,6 +51,23 @@ class PngFigure(Figure):
 
     def _repr_png_(self) -> bytes:
         return png_bytes(self)
+
+    def words(self) -> FigureWords | None:
+        """The figure in words (a subclass's: see ``words``), or None."""
+        return None
+
+    def bundle(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What the extension shows (``magic.load``): the PNG, and beside it HTML, the same
+        picture with its alt text and its values as a table. JupyterLab and nbconvert's lab
+        template show no alt text for an ``image/png`` (the alt in its metadata is for
+        nbconvert's classic template and Sphinx), and prefer the HTML."""
+        png = png_bytes(self)
+        data: dict[str, Any] = {"image/png": png, "text/plain": repr(self)}
+        words = self.words()
+        if words is None:
+            return data, {}
+        data["text/html"] = figure_html(png, words)
+        return data, {"image/png": {"alt": words.alt}}
 
 
 def png_bytes(fig: Figure) -> bytes:

@@ -25,6 +25,7 @@ from matplotlib.ticker import LogLocator
 from ...core.formatting import fmt_list, fmt_number
 from ...core.landscape import DescentPath, Landscape, Plane
 from .canvas import CEILING, RUN_COLOURS, PngFigure
+from .words import FigureWords, landscape_words
 
 __all__ = ["LandscapeFigure", "describe_plane", "landscape_figure"]
 
@@ -61,6 +62,9 @@ class LandscapeFigure(PngFigure):
                     f"{'line' if plane.dims == 1 else 'plane'})")
         self.note.set_text(text)
         self.note.set_visible(bool(text))
+
+    def words(self) -> FigureWords:
+        return landscape_words(self.landscape, " ".join(self.axes[0].get_title().split()))
 
     def __repr__(self) -> str:
         land = self.landscape

@@ -20,6 +20,7 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import ipywidgets as widgets
@@ -32,7 +33,9 @@ from ...core.train import GradientDescent, TrainResult
 from ..figures.boundary import LiveBoundary
 from ..figures.canvas import kept_png
 from ..figures.curve import LiveCurve, loss_curve_png
+from ..figures.landscape import describe_plane
 from ..figures.live import LiveLandscape
+from ..figures.words import FigureWords, curve_words, landscape_words, values_html
 from ..views.html import CARD_STYLE, SR_ONLY
 from ..views.tables import weights_html
 from .controls import PARAMETERS
@@ -48,6 +51,21 @@ logger = logging.getLogger(__name__)
 # a training chunk, up to a chunk after it is due: 6 to 8 redraws a second, enough for a
 # moving picture to look live.
 REDRAW_SECONDS = 0.1
+
+# What takes the keyboard's focus in the panel shows it (WCAG 2.4.7), as the views' controls
+# do (tenflang.css): ipywidgets' slider handles show nothing, its buttons a faint 1-pixel line.
+# A style element in an HTML widget: its HTML is not sanitized, and it holds for the panel in
+# any frontend that draws the widgets. ipywidgets takes the outline off its text fields with
+# "!important" rules of two classes and an attribute: this one, important too, repeats its
+# class and pseudo-class to weigh more.
+FOCUS_STYLE = ("<style>.tenflang-training-panel.tenflang-training-panel "
+               ":focus-visible:focus-visible { outline: 2px solid #1d4ed8 !important; "
+               "outline-offset: 1px !important; }</style>")
+
+# the pictures, in the order of the panel's images: the key of each (its alt's, see
+# _describe) and what it is
+PICTURES = {"curve": "loss curve", "boundary": "decision boundary",
+            "landscape": "loss landscape"}
 
 
 class TrainingPanel:
@@ -129,10 +147,10 @@ class TrainingPanel:
             layout=widgets.Layout(width="100px",
                                   display=None if boundary is not None else "none"))
         self.show_boundary.observe(lambda _change: self.redraw(), names="value")
-        self.train_button = widgets.Button(description="Train", icon="play",
-                                           button_style="success")
-        self.stop_button = widgets.Button(description="Stop", icon="stop",
-                                          button_style="warning")
+        # plain buttons: ipywidgets' green and orange ones put white text on 4.1:1 and 2.7:1
+        # (WCAG 1.4.3 asks 4.5:1); their icons and words tell them apart
+        self.train_button = widgets.Button(description="Train", icon="play")
+        self.stop_button = widgets.Button(description="Stop", icon="stop")
         self.reset_button = widgets.Button(description="Reset", icon="undo",
                                            tooltip="restore the initial weights")
         self.train_button.on_click(lambda _button: self.session.train())
@@ -148,6 +166,12 @@ class TrainingPanel:
         self.plot = widgets.Image(format="png", layout=widgets.Layout(width="500px"))
         self.landscape_plot = widgets.Image(format="png", layout=widgets.Layout(width="460px"))
         self.boundary_plot = widgets.Image(format="png", layout=widgets.Layout(width="460px"))
+        # the pictures' values as tables, under them, once a run has ended (not per redraw),
+        # and their alt texts (hidden: the extension's panel.ts gives them to the pictures,
+        # as ipywidgets' Image has no alt)
+        self.values_html = widgets.HTML()
+        for plot, key in zip(self._plots, PICTURES, strict=True):
+            plot.add_class(f"tf-picture-{key}")
         c = self.controls
         self.widget = widgets.VBox([
             widgets.HBox([c["lr"], c["tol"]]),
@@ -157,7 +181,10 @@ class TrainingPanel:
             # wraps: the pictures and the weights do not fit every page's width
             widgets.HBox([self.plot, self.boundary_plot, self.landscape_plot, self.weights_html],
                          layout=widgets.Layout(flex_flow="row wrap")),
+            self.values_html, widgets.HTML(FOCUS_STYLE),
         ])
+        # the class of the saved picture too: one name for everything the panel draws
+        self.widget.add_class("tenflang-training-panel")
         self.session = TrainingSession(make_trainer, self.settings, live=live, trainer=trainer,
                                        on_finish=on_finish, display=self, reference=reference)
         # kept apart from the session's note, which each run's start and end replace: a
@@ -260,6 +287,7 @@ class TrainingPanel:
         self.plot.value = self._png
         self._draw_boundary()
         grid_seconds = self._draw_landscape()
+        self._describe()
         self.redraws += 1
         self._last_start = started
         # a new grid is a one-off (once per run): it must not slow every later redraw
@@ -285,26 +313,25 @@ class TrainingPanel:
                      f"{html.escape(self.session.error_text)}</pre>")
         error += "".join(f"<div><i>{html.escape(n)}</i></div>" for n in self.notes.values())
         has_curve = self.trainer is not None and bool(self.trainer.history) and self._png
+        words = self.words()
         if has_curve:
-            curve = (f"<img alt='loss curve: {html.escape(status)}' "
+            curve = (f"<img alt='{html.escape(words[0].alt)}' "
                      f"src='{_kept_data_uri(self._png)}'/>")
         else:
             curve = "<div style='color:#4b5563;margin:1em 0'><i>(no loss curve yet)</i></div>"
         pictures = ""
-        for shown, png, alt in (
-                (self.show_boundary.value, self._boundary_png,
-                 "decision boundary: the output over the input plane, with the data's points"),
-                (self.show_landscape.value, self._landscape_png,
-                 "loss landscape with the path of descent")):
-            if shown and png:
-                pictures += f"<img alt='{alt}' src='{_kept_data_uri(png)}'/>"
+        for png, said in zip((self._boundary_png, self._landscape_png), words[1:],
+                             strict=True):
+            if png and said is not None:
+                pictures += f"<img alt='{html.escape(said.alt)}' src='{_kept_data_uri(png)}'/>"
+        tables = "".join(values_html(w) for w in words if w is not None and w.rows)
         # two images or more and the weights: wrap on a narrow page
         wrap = ";flex-wrap:wrap" if pictures else ""
         return (
             f"<div class='tenflang-training-panel' style='{CARD_STYLE}'>{note}"
             f"<div><code>{html.escape(status)}</code></div>{error}"
             f"<div style='display:flex;align-items:flex-start{wrap}'>{curve}{pictures}"
-            f"<div style='margin-left:1em'>{self.weights_html.value}</div></div>"
+            f"<div style='margin-left:1em'>{self.weights_html.value}</div></div>{tables}"
             f"<div><small>{html.escape(self._settings_text())}</small></div></div>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any
@@ -380,6 +407,43 @@ class TrainingPanel:
             self._boundary_png = b""
             self._failed("the decision boundary", err)
         self.boundary_plot.value = self._boundary_png
+
+    def words(self) -> list[FigureWords | None]:
+        """The loss curve, the boundary and the landscape in words (None: not shown)."""
+        ref = self.session.reference
+        curve = curve_words(self.session.history, self.label)
+        if ref is not None and ref.history:
+            reference = curve_words(ref.history, self.reference_label)
+            curve = replace(curve, alt=f"{curve.alt} {reference.alt}")
+        boundary = landscape = None
+        shown = self.live_boundary is not None and self.live_boundary.figure is not None
+        if self.show_boundary.value and shown and self._boundary_png:
+            boundary = self.live_boundary.figure.words()  # type: ignore[union-attr]
+        live = self.live_landscape
+        if self.show_landscape.value and self._landscape_png and live.landscape is not None:
+            landscape = landscape_words(live.landscape, describe_plane(live.landscape.plane))
+        return [curve, boundary, landscape]
+
+    @property
+    def _plots(self) -> tuple[widgets.Image, ...]:
+        return self.plot, self.boundary_plot, self.landscape_plot
+
+    def _describe(self) -> None:
+        """The pictures' alt texts and their tables. While a run goes on, a short note
+        instead: describing each redraw would cost a pass over the history every tenth of a
+        second, and a screen reader would hear of a picture gone a moment later (the status
+        line says where the run is)."""
+        if self.state == "running":
+            alts = [f"{PICTURES[key]}, redrawn as the run goes on (see the status line)"
+                    for key in PICTURES]
+            tables = ""
+        else:
+            words = self.words()
+            alts = [w.alt if w is not None else "" for w in words]
+            tables = "".join(values_html(w) for w in words if w is not None and w.rows)
+        self.values_html.value = "".join(
+            f"<span data-tf-alt='{key}' hidden>{html.escape(alt)}</span>"
+            for key, alt in zip(PICTURES, alts, strict=True)) + tables
 
     def _failed(self, picture: str, err: Exception) -> None:
         """A picture (the curve, or one beside it) could not be drawn: say why, escaped, and
