@@ -31,6 +31,7 @@ from ..core.formatting import did_you_mean
 from ..core.grading import not_answered
 from ..core.lexical import is_int
 from ..core.settings import SETTINGS, Setting, TrainSettings
+from . import memory
 from .grading_mode import GRADING
 from .loop import kernel_loop_running
 from .model import TenFlangModel, as_examples, program_file
@@ -422,8 +423,10 @@ def _figure_bundle(fig: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def load(ip: Any) -> None:
-    """Register the magics (``%load_ext tenflang_nb``), and how the figures show."""
+    """Register the magics (``%load_ext tenflang_nb``), how the figures show, and the trim
+    of freed memory after each cell (``memory``)."""
     ip.register_magics(TenFlangMagics)
+    memory.register(ip)
     module, _, name = PNG_FIGURE.rpartition(".")
     ip.display_formatter.formatters["image/png"].for_type_by_name(module, name, _figure_png)
     ip.display_formatter.mimebundle_formatter.for_type_by_name(module, name, _figure_bundle)
@@ -438,3 +441,4 @@ def unload(ip: Any) -> None:
     manager.registry.pop(TenFlangMagics.__name__, None)
     ip.display_formatter.formatters["image/png"].pop(PNG_FIGURE, None)
     ip.display_formatter.mimebundle_formatter.pop(PNG_FIGURE, None)
+    memory.unregister(ip)

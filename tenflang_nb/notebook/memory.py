@@ -1,0 +1,58 @@
+"""Freed memory given back to the system after each cell, so that a kernel's resident size is
+what it holds, not the peak of its last computation.
+
+A cell that compiles, trains or draws makes many small objects and frees them; glibc's
+allocator keeps the freed pages in the process (fragmented among the live ones), so the
+kernel's resident size stays at the cell's peak: ``model.cost()`` on the digits network left
+47 MB resident of which 1 MB was still in use, and ``malloc_trim(0)`` gave 33 MB back (issue
+26: a class's hub pays for each student's resident memory). Trimming after a cell took
+well under a millisecond in a 200 MB process; where the C library has no ``malloc_trim``
+(musl, macOS) nothing is done.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["register", "trim", "unregister"]
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    try:
+        function = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):
+        return None
+    if function is not None:
+        function.argtypes, function.restype = [ctypes.c_size_t], ctypes.c_int
+    return function
+
+
+_TRIM = _malloc_trim()
+
+
+def trim(*_: Any) -> bool:
+    """Give the allocator's free pages back to the system; whether it could try.
+
+    >>> isinstance(trim(), bool)
+    True
+    """
+    if _TRIM is None:
+        return False
+    _TRIM(0)
+    return True
+
+
+def register(ip: Any) -> None:
+    """Trim after every cell the shell runs (``post_run_cell``), once however often the
+    extension is loaded."""
+    if trim not in ip.events.callbacks["post_run_cell"]:
+        ip.events.register("post_run_cell", trim)
+
+
+def unregister(ip: Any) -> None:
+    if trim in ip.events.callbacks["post_run_cell"]:
+        ip.events.unregister("post_run_cell", trim)

@@ -1,0 +1,48 @@
+"""What a student's kernel holds (issue 26): resident memory after each tutorial and lab run
+top to bottom, which a class's hub reserves per student (docs/teachers.md, "Capacity for a
+class"); and the extension giving freed memory back after each cell (notebook/memory.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kernel_support import run_notebook
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((REPO / "notebooks").glob("0*.ipynb"))
+MB = 2**20
+GOAL = 150 * MB  # the issue's goal for every tutorial and lab
+# where a notebook is still above the goal, its ceiling now (a regression shows), and why:
+# 06 keeps every run's live panel figures (its content is being rewritten)
+OVER = {"06_when_training_fails": 200 * MB}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_a_kernel_after_a_notebook_stays_small(path: Path) -> None:
+    """Run without numba (a pod with one CPU never loads it for these sizes): after the last
+    cell the kernel holds at most the goal (or the notebook's ceiling)."""
+    figures = run_notebook(path, "reference")
+    assert not figures["numba"]
+    assert figures["end"] <= OVER.get(path.stem, GOAL), f"{figures['end'] / MB:.0f} MB"
+    assert figures["end"] > figures["start"]  # the figure is the kernel's, read from /proc
+
+
+def test_the_extension_trims_after_each_cell_once() -> None:
+    code = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "from tenflang_nb.notebook import memory\n"
+        "ip = InteractiveShell.instance()\n"
+        "hooks = lambda: ip.events.callbacks['post_run_cell'].count(memory.trim)\n"
+        "ip.run_line_magic('load_ext', 'tenflang_nb')\n"
+        "ip.run_line_magic('reload_ext', 'tenflang_nb')\n"
+        "loaded = hooks()\n"
+        "ip.run_line_magic('unload_ext', 'tenflang_nb')\n"
+        "print(loaded, hooks(), memory.trim())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "0", "True"]  # glibc here: malloc_trim exists
