@@ -5,12 +5,15 @@ that a hint in grading mode spells out none of the compiler's answer lines."""
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
+from typing import Any
 
 from tenflang_nb.core.api import parse
 from tenflang_nb.core.backprop_check import BackpropCheck, plain
 from tenflang_nb.core.backprop_check.reference import Reference
+from tenflang_nb.core.grading import DEFAULT_STUDENT, draw_variant, student_seed
 from tenflang_nb.core.lexical import split_derivative
 from tenflang_nb.core.program import Program
 
@@ -121,17 +124,49 @@ define d/L/d/W1 = matmul Xt d/L/d/Z1
 NOTEBOOK = REPO / "notebooks" / "05_exercises.ipynb"
 
 
+def variant_calls(source: str) -> list[tuple[str, str, dict[str, list[Any]]]]:
+    """(name, template, choices) of each ``tf.grading.variant`` call of a cell."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell magic
+        return []
+    return [(ast.literal_eval(node.value.args[0]), ast.literal_eval(node.value.args[1]),
+             {k.arg: ast.literal_eval(k.value) for k in node.value.keywords if k.arg})
+            for node in tree.body if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "tf.grading.variant"]
+
+
+def notebook_models(path: Path, student: str = DEFAULT_STUDENT, key: str = ""
+                    ) -> dict[str, str]:
+    """Every model of a notebook by name: its ``%%tenflang NAME`` cells' and those drawn
+    per student (``tf.grading.variant``) as ``student`` gets them (by default the practice
+    variant, the one the shipped solutions answer)."""
+    models = {}
+    for cell in json.loads(path.read_text("utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        head, _, body = source.partition("\n")
+        words = head.split()
+        if words[:1] == ["%%tenflang"] and len(words) > 1:
+            models[words[1]] = body
+        for name, template, choices in variant_calls(source):
+            seed = student_seed(student, f"{path.stem}/variant/{name}", key)
+            models[name] = draw_variant(seed, template, choices)[0]
+    return models
+
+
 def exercise(model: str) -> tuple[Program, str]:
-    """The model of notebook 05 named ``model`` (its ``%%tenflang model`` cell) and the
-    solution of the exercise that checks it (its ``%%tenflang_check model ...`` cell)."""
-    shape = solution = None
+    """The model of notebook 05 named ``model`` (its ``%%tenflang model`` cell, or the
+    practice variant of one drawn per student) and the solution of the exercise that checks
+    it (its ``%%tenflang_check model ...`` cell)."""
+    solution = None
+    models = notebook_models(NOTEBOOK)
+    shape = parse(models[model], f"{model}.tf") if model in models else None
     for cell in json.loads(NOTEBOOK.read_text("utf-8"))["cells"]:
         source = "".join(cell["source"])
         head, _, body = source.partition("\n")
         words = head.split()
-        if words[:2] == ["%%tenflang", model]:
-            shape = parse(body, f"{model}.tf")
-        elif words[:2] == ["%%tenflang_check", model]:
+        if words[:2] == ["%%tenflang_check", model]:
             solution = "\n".join(line for line in body.splitlines() if "SOLUTION" not in line)
     assert shape is not None and solution is not None, model
     return shape, solution + "\n"
