@@ -194,3 +194,65 @@ def spelled_out(program: Program, result: BackpropCheck) -> list[str]:
         texts += [d.hint for d in result.error.diagnostics if d.hint]
     answers = answer_lines(program)
     return [a for text in texts for a in answers if a in plain(text).replace("'", "")]
+
+
+def _g(value: float) -> str:
+    return repr(float(value)).removesuffix(".0")
+
+
+def drawn_right_answer(model: str, picks: dict[str, Any]) -> str:
+    """A right answer, written as a student would, to the exercise of notebook 05 that grades
+    ``model`` as drawn with ``picks`` (``tf.grading.variant``'s choices): what each draw
+    asks for, so that a test can hold every draw to the exercise's text and hints."""
+    scale = picks["scale"]
+    if model == "gates":
+        m = "d/L/d/q" if picks["join"] == "add" else "neg d/L/d/q"
+        return (f"define d/L/d/q = {_g(scale)}\ndefine d/L/d/p = d/L/d/q\n"
+                f"define d/L/d/m = {m}\ndefine d/L/d/a = mul d/L/d/p b\n"
+                "define d/L/d/b = mul d/L/d/p a\ndefine d/L/d/r = d/L/d/m\n"
+                "define on = step t\ndefine d/L/d/t = mul d/L/d/r on\n"
+                "define d/L/d/c = d/L/d/t\ndefine off = sub 1 on\n"
+                "define d/L/d/d = mul d/L/d/m off\n")
+    if model == "relu":
+        o = "d/L/d/e" if picks["error"] == "o y" else "neg d/L/d/e"
+        return (f"define d/L/d/e = mul {_g(2 * scale)} e\ndefine d/L/d/o = {o}\n"
+                "define d/L/d/v = mul d/L/d/o h\ndefine d/L/d/h = mul d/L/d/o v\n"
+                "define open = step a\ndefine d/L/d/a = mul d/L/d/h open\n"
+                "define d/L/d/W = outer x d/L/d/a\n")
+    if picks.get("reduce") == "mean":  # each of the loss's rows x outputs entries
+        scale = scale / (picks["rows"] * picks["outputs"])
+    if model == "batch":
+        z = "d/L/d/E" if picks["error"] == "Z Y" else "neg d/L/d/E"
+        return (f"define d/L/d/E = mul {_g(2 * scale)} E\ndefine d/L/d/Z = {z}\n"
+                "define Wt = transpose W\ndefine d/L/d/X = matmul d/L/d/Z Wt\n"
+                "define Xt = transpose X\ndefine d/L/d/W = matmul Xt d/L/d/Z\n")
+    if model == "bias":
+        zb = "d/L/d/E" if picks["error"] == "Zb Y" else "neg d/L/d/E"
+        b = ("define d/L/d/b = sumto d/L/d/Zb b\n" if picks["bias"] == "add" else
+             "define minus = neg d/L/d/Zb\ndefine d/L/d/b = sumto minus b\n")
+        return (f"define d/L/d/E = mul {_g(2 * scale)} E\ndefine d/L/d/Zb = {zb}\n{b}"
+                "define d/L/d/Z = d/L/d/Zb\ndefine Xt = transpose X\n"
+                "define d/L/d/W = matmul Xt d/L/d/Z\n")
+    if model == "mlp":
+        slope = {"tanh": "define hh = mul h h\ndefine slope = sub 1 hh\n",
+                 "logistic": "define one_minus_h = sub 1 h\ndefine slope = mul h one_minus_h\n",
+                 "relu": "define slope = step h\n"}[picks["act"]]
+        return ("define p = softmax z2\ndefine p_minus_y = sub p y\n"
+                f"define d/L/d/z2 = mul {_g(-scale)} p_minus_y\ndefine d/L/d/b2 = d/L/d/z2\n"
+                "define d/L/d/a2 = d/L/d/z2\ndefine d/L/d/W2 = outer h d/L/d/a2\n"
+                "define W2t = transpose W2\ndefine d/L/d/h = matmul d/L/d/a2 W2t\n"
+                f"{slope}define d/L/d/z1 = mul d/L/d/h slope\ndefine d/L/d/b1 = d/L/d/z1\n"
+                "define d/L/d/a1 = d/L/d/z1\ndefine d/L/d/W1 = outer x d/L/d/a1\n")
+    raise KeyError(model)
+
+
+def drawn_variants(student: str = DEFAULT_STUDENT, key: str = ""
+                   ) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The models of notebook 05 drawn per student, as ``student`` gets them: name -> (the
+    text, the picks)."""
+    found = {}
+    for cell in json.loads(NOTEBOOK.read_text("utf-8"))["cells"]:
+        for name, template, choices in variant_calls("".join(cell["source"])):
+            seed = student_seed(student, f"{NOTEBOOK.stem}/variant/{name}", key)
+            found[name] = draw_variant(seed, template, choices)
+    return found
