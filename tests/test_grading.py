@@ -796,3 +796,14 @@ def test_a_model_that_is_the_answer_may_be_held_to_a_size(ip: Any) -> None:
                                                    "'nothing', data={}, max_weights=6)")[0]))
     assert "a whole number of at least 1" in str(error_of(run(
         ip, "tf.grading.check_fit('ex16', model='mine', data={}, max_weights=0)")[0]))
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    ({"step": 0}, "step must be a positive number"),
+    ({"digits": 0}, "digits must be a whole number from 1 to 15"),
+    ({}, "rounds it one way"),
+    ({"step": 1, "digits": 2}, "rounds it one way"),
+])
+def test_a_digest_is_rounded_one_way(options: dict[str, Any], said: str) -> None:
+    with pytest.raises(tf.TenFlangError, match=said):
+        answer_digest("lab", "answer_1", 0.5, **options)

@@ -232,6 +232,13 @@ def answer_digest(assignment: str, name: str, value: float, *, step: float | Non
     """
     if (step is None) == (digits is None):
         raise ArgumentError("an answer's digest rounds it one way: step= or digits=")
+    if step is not None and not (isinstance(step, int | float) and not isinstance(step, bool)
+                                 and np.isfinite(step) and step > 0):
+        raise ArgumentError(f"step must be a positive number (what the answer is rounded to a "
+                            f"multiple of), not {step!r}")
+    if digits is not None and not (type(digits) is int and 1 <= digits <= 15):
+        raise ArgumentError(f"digits must be a whole number from 1 to 15 (the significant "
+                            f"digits the answer is rounded to), not {digits!r}")
     shown_as = (str(int(np.round(value / step))) if step is not None
                 else f"{float(value):.{digits}g}")
     text = f"{assignment}\n{name}\n{shown_as}"

@@ -46,6 +46,7 @@ from ..core.arguments import (
 from ..core.backprop_check import DRAWS, OPTIONS
 from ..core.engine_check import PROGRAMS, engine_part
 from ..core.engine_check import check_engine as check_function
+from ..core.errors import printable
 from ..core.formatting import fmt_assignments, fmt_list
 from ..core.grading import answer_digest, draw_example, draw_variant, variant_fingerprint
 from ..core.grading import fingerprint as model_digest
@@ -286,6 +287,7 @@ def check_digest(name: str, digest: str, *, step: float | None = None,
     the grade comes from the hidden :func:`check_number` in the autograder's process."""
     name = VARIABLE.check(name)
     digest, hint = check_arguments(digest=digest, hint=hint)
+    answer_digest(GRADING.assignment, name, 0.0, step=step, digits=digits)  # step, digits
     value = _user_ns().get(name)
     if value is None:
         raise GradingFailure(f"{name} is not answered yet: set {name} to your number (replace "
@@ -296,7 +298,7 @@ def check_digest(name: str, digest: str, *, step: float | None = None,
            if step == 1 else f"to a multiple of {step:g}")
     if answer_digest(GRADING.assignment, name, float(value), step=step, digits=digits) != digest:
         raise GradingFailure(f"✗ {name} = {float(value):g} is not right (rounded {how})"
-                             + (f": {hint}" if hint else ""))
+                             + (f": {printable(hint)}" if hint else ""))
     print(f"✓ {name} = {float(value):g} is right (rounded {how}); the autograder checks the "
           "number written in your answer cell again.")
 
