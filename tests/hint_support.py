@@ -234,7 +234,7 @@ def drawn_right_answer(model: str, picks: dict[str, Any]) -> str:
                 "define d/L/d/Z = d/L/d/Zb\ndefine Xt = transpose X\n"
                 "define d/L/d/W = matmul Xt d/L/d/Z\n")
     if model == "mlp":
-        slope = {"tanh": "define hh = mul h h\ndefine slope = sub 1 hh\n",
+        slope = {"tanh": "define h_squared = mul h h\ndefine slope = sub 1 h_squared\n",
                  "logistic": "define one_minus_h = sub 1 h\ndefine slope = mul h one_minus_h\n",
                  "relu": "define slope = step h\n"}[picks["act"]]
         return ("define p = softmax z2\ndefine p_minus_y = sub p y\n"
@@ -256,3 +256,16 @@ def drawn_variants(student: str = DEFAULT_STUDENT, key: str = ""
             seed = student_seed(student, f"{NOTEBOOK.stem}/variant/{name}", key)
             found[name] = draw_variant(seed, template, choices)
     return found
+
+
+def drawn_exercise(model: str, **picks: Any) -> tuple[Program, str]:
+    """The model of notebook 05 drawn per student named ``model``, with ``picks`` in place of
+    the practice variant's (``tf.grading.variant``'s choices), and its right answer."""
+    for cell in json.loads(NOTEBOOK.read_text("utf-8"))["cells"]:
+        for name, template, choices in variant_calls("".join(cell["source"])):
+            if name == model:
+                chosen = {**drawn_variants()[model][1], **picks}
+                assert all(chosen[k] in choices[k] for k in chosen), picks
+                text = draw_variant(0, template, {k: [v] for k, v in chosen.items()})[0]
+                return parse(text, f"{model}.tf"), drawn_right_answer(model, chosen)
+    raise KeyError(model)
