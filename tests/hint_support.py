@@ -5,12 +5,15 @@ that a hint in grading mode spells out none of the compiler's answer lines."""
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
+from typing import Any
 
 from tenflang_nb.core.api import parse
 from tenflang_nb.core.backprop_check import BackpropCheck, plain
 from tenflang_nb.core.backprop_check.reference import Reference
+from tenflang_nb.core.grading import DEFAULT_STUDENT, draw_variant, student_seed
 from tenflang_nb.core.lexical import split_derivative
 from tenflang_nb.core.program import Program
 
@@ -121,17 +124,49 @@ define d/L/d/W1 = matmul Xt d/L/d/Z1
 NOTEBOOK = REPO / "notebooks" / "05_exercises.ipynb"
 
 
+def variant_calls(source: str) -> list[tuple[str, str, dict[str, list[Any]]]]:
+    """(name, template, choices) of each ``tf.grading.variant`` call of a cell."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell magic
+        return []
+    return [(ast.literal_eval(node.value.args[0]), ast.literal_eval(node.value.args[1]),
+             {k.arg: ast.literal_eval(k.value) for k in node.value.keywords if k.arg})
+            for node in tree.body if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "tf.grading.variant"]
+
+
+def notebook_models(path: Path, student: str = DEFAULT_STUDENT, key: str = ""
+                    ) -> dict[str, str]:
+    """Every model of a notebook by name: its ``%%tenflang NAME`` cells' and those drawn
+    per student (``tf.grading.variant``) as ``student`` gets them (by default the practice
+    variant, the one the shipped solutions answer)."""
+    models = {}
+    for cell in json.loads(path.read_text("utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        head, _, body = source.partition("\n")
+        words = head.split()
+        if words[:1] == ["%%tenflang"] and len(words) > 1:
+            models[words[1]] = body
+        for name, template, choices in variant_calls(source):
+            seed = student_seed(student, f"{path.stem}/variant/{name}", key)
+            models[name] = draw_variant(seed, template, choices)[0]
+    return models
+
+
 def exercise(model: str) -> tuple[Program, str]:
-    """The model of notebook 05 named ``model`` (its ``%%tenflang model`` cell) and the
-    solution of the exercise that checks it (its ``%%tenflang_check model ...`` cell)."""
-    shape = solution = None
+    """The model of notebook 05 named ``model`` (its ``%%tenflang model`` cell, or the
+    practice variant of one drawn per student) and the solution of the exercise that checks
+    it (its ``%%tenflang_check model ...`` cell)."""
+    solution = None
+    models = notebook_models(NOTEBOOK)
+    shape = parse(models[model], f"{model}.tf") if model in models else None
     for cell in json.loads(NOTEBOOK.read_text("utf-8"))["cells"]:
         source = "".join(cell["source"])
         head, _, body = source.partition("\n")
         words = head.split()
-        if words[:2] == ["%%tenflang", model]:
-            shape = parse(body, f"{model}.tf")
-        elif words[:2] == ["%%tenflang_check", model]:
+        if words[:2] == ["%%tenflang_check", model]:
             solution = "\n".join(line for line in body.splitlines() if "SOLUTION" not in line)
     assert shape is not None and solution is not None, model
     return shape, solution + "\n"
@@ -159,3 +194,78 @@ def spelled_out(program: Program, result: BackpropCheck) -> list[str]:
         texts += [d.hint for d in result.error.diagnostics if d.hint]
     answers = answer_lines(program)
     return [a for text in texts for a in answers if a in plain(text).replace("'", "")]
+
+
+def _g(value: float) -> str:
+    return repr(float(value)).removesuffix(".0")
+
+
+def drawn_right_answer(model: str, picks: dict[str, Any]) -> str:
+    """A right answer, written as a student would, to the exercise of notebook 05 that grades
+    ``model`` as drawn with ``picks`` (``tf.grading.variant``'s choices): what each draw
+    asks for, so that a test can hold every draw to the exercise's text and hints."""
+    scale = picks["scale"]
+    if model == "gates":
+        m = "d/L/d/q" if picks["join"] == "add" else "neg d/L/d/q"
+        return (f"define d/L/d/q = {_g(scale)}\ndefine d/L/d/p = d/L/d/q\n"
+                f"define d/L/d/m = {m}\ndefine d/L/d/a = mul d/L/d/p b\n"
+                "define d/L/d/b = mul d/L/d/p a\ndefine d/L/d/r = d/L/d/m\n"
+                "define on = step t\ndefine d/L/d/t = mul d/L/d/r on\n"
+                "define d/L/d/c = d/L/d/t\ndefine off = sub 1 on\n"
+                "define d/L/d/d = mul d/L/d/m off\n")
+    if model == "relu":
+        o = "d/L/d/e" if picks["error"] == "o y" else "neg d/L/d/e"
+        return (f"define d/L/d/e = mul {_g(2 * scale)} e\ndefine d/L/d/o = {o}\n"
+                "define d/L/d/v = mul d/L/d/o h\ndefine d/L/d/h = mul d/L/d/o v\n"
+                "define open = step a\ndefine d/L/d/a = mul d/L/d/h open\n"
+                "define d/L/d/W = outer x d/L/d/a\n")
+    if picks.get("reduce") == "mean":  # each of the loss's rows x outputs entries
+        scale = scale / (picks["rows"] * picks["outputs"])
+    if model == "batch":
+        z = "d/L/d/E" if picks["error"] == "Z Y" else "neg d/L/d/E"
+        return (f"define d/L/d/E = mul {_g(2 * scale)} E\ndefine d/L/d/Z = {z}\n"
+                "define Wt = transpose W\ndefine d/L/d/X = matmul d/L/d/Z Wt\n"
+                "define Xt = transpose X\ndefine d/L/d/W = matmul Xt d/L/d/Z\n")
+    if model == "bias":
+        zb = "d/L/d/E" if picks["error"] == "Zb Y" else "neg d/L/d/E"
+        b = ("define d/L/d/b = sumto d/L/d/Zb b\n" if picks["bias"] == "add" else
+             "define minus = neg d/L/d/Zb\ndefine d/L/d/b = sumto minus b\n")
+        return (f"define d/L/d/E = mul {_g(2 * scale)} E\ndefine d/L/d/Zb = {zb}\n{b}"
+                "define d/L/d/Z = d/L/d/Zb\ndefine Xt = transpose X\n"
+                "define d/L/d/W = matmul Xt d/L/d/Z\n")
+    if model == "mlp":
+        slope = {"tanh": "define h_squared = mul h h\ndefine slope = sub 1 h_squared\n",
+                 "logistic": "define one_minus_h = sub 1 h\ndefine slope = mul h one_minus_h\n",
+                 "relu": "define slope = step h\n"}[picks["act"]]
+        return ("define p = softmax z2\ndefine p_minus_y = sub p y\n"
+                f"define d/L/d/z2 = mul {_g(-scale)} p_minus_y\ndefine d/L/d/b2 = d/L/d/z2\n"
+                "define d/L/d/a2 = d/L/d/z2\ndefine d/L/d/W2 = outer h d/L/d/a2\n"
+                "define W2t = transpose W2\ndefine d/L/d/h = matmul d/L/d/a2 W2t\n"
+                f"{slope}define d/L/d/z1 = mul d/L/d/h slope\ndefine d/L/d/b1 = d/L/d/z1\n"
+                "define d/L/d/a1 = d/L/d/z1\ndefine d/L/d/W1 = outer x d/L/d/a1\n")
+    raise KeyError(model)
+
+
+def drawn_variants(student: str = DEFAULT_STUDENT, key: str = ""
+                   ) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The models of notebook 05 drawn per student, as ``student`` gets them: name -> (the
+    text, the picks)."""
+    found = {}
+    for cell in json.loads(NOTEBOOK.read_text("utf-8"))["cells"]:
+        for name, template, choices in variant_calls("".join(cell["source"])):
+            seed = student_seed(student, f"{NOTEBOOK.stem}/variant/{name}", key)
+            found[name] = draw_variant(seed, template, choices)
+    return found
+
+
+def drawn_exercise(model: str, **picks: Any) -> tuple[Program, str]:
+    """The model of notebook 05 drawn per student named ``model``, with ``picks`` in place of
+    the practice variant's (``tf.grading.variant``'s choices), and its right answer."""
+    for cell in json.loads(NOTEBOOK.read_text("utf-8"))["cells"]:
+        for name, template, choices in variant_calls("".join(cell["source"])):
+            if name == model:
+                chosen = {**drawn_variants()[model][1], **picks}
+                assert all(chosen[k] in choices[k] for k in chosen), picks
+                text = draw_variant(0, template, {k: [v] for k, v in chosen.items()})[0]
+                return parse(text, f"{model}.tf"), drawn_right_answer(model, chosen)
+    raise KeyError(model)

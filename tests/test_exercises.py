@@ -142,34 +142,59 @@ def test_every_heading_gives_the_points_its_check_is_worth_and_its_minutes() -> 
     assert sum(minutes for *_, minutes in headings) >= 90  # a 90-minute lab, and more
 
 
-def test_the_first_cell_states_the_totals() -> None:
-    intro = _source(_load()["cells"][0])
-    headings = _headings()
-    stated = re.search(r"\*\*(\d+) exercises, (\d+) points, about (\d+) minutes of work\*\*",
-                       intro)
-    assert stated, "the first cell states the exercises, points and minutes"
-    assert tuple(map(int, stated.groups())) == (
-        len(headings), sum(p for _, p, _ in headings), sum(m for *_, m in headings))
-    for first, last, points, minutes in re.findall(
-            r"exercises (\d+) to (\d+): (\d+) points, (\d+) minutes", intro):
-        part = [h for h in headings if int(first) <= h[0] <= int(last)]
-        assert (int(points), int(minutes)) == (sum(p for _, p, _ in part),
-                                               sum(m for *_, m in part))
+def _plan() -> dict[str, tuple[int, int, list[tuple[str, int, int, int]]]]:
+    """The lab plan of notebooks/README.md: per part (its ### heading), the points and
+    minutes the heading states and its rows (step, points, minutes, a fast student's)."""
+    readme = (REPO / "notebooks" / "README.md").read_text("utf-8")
+    plan = readme.split("## A 90-minute lab", 1)[1].split("\n## ", 1)[0]
+    parts = {}
+    for part in plan.split("\n### ")[1:]:
+        title, _, body = part.partition("\n")
+        stated = re.fullmatch(r"(.+) \((\d+) points, (\d+) minutes\)", title.strip())
+        assert stated, f"a part's heading states its points and minutes: {title}"
+        rows = [(m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)))
+                for m in re.finditer(r"^\| *(\w+) *\|[^|]*\| *(\d+) *\| *(\d+) *\| *(\d+) *\|$",
+                                     body, re.M)]
+        parts[stated.group(1)] = (int(stated.group(2)), int(stated.group(3)), rows)
+    return parts
+
+
+def test_the_lab_plans_minutes_add_up_to_each_heading() -> None:
+    parts = _plan()
+    assert set(parts) == {"The lab", "Homework"}
+    for title, (points, minutes, rows) in parts.items():
+        assert rows, title
+        assert sum(p for _, p, _, _ in rows) == points, title
+        assert sum(m for _, _, m, _ in rows) == minutes, title
+        for step, _, median, fast in rows:  # a median student needs 1.5 times a fast one's
+            assert median == 1.5 * fast, (title, step)
+    assert parts["The lab"][1] == 90
 
 
 def test_the_lab_plan_lists_every_exercise_as_its_heading_does() -> None:
-    readme = (REPO / "notebooks" / "README.md").read_text("utf-8")
-    plan = readme.split("## A 90-minute lab", 1)[1].split("\n## ", 1)[0]
-    rows = {int(m.group(1)): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
-        r"^\| *(\d+) *\|[^|]*\| *(\d+) *\| *(\d+) *\|", plan, re.M)}
-    assert rows == {n: (points, minutes) for n, points, minutes in _headings()}
-    kept = re.search(r"without them: (\d+) minutes, (\d+) points", plan)
-    skipped = [int(n) for n in re.findall(r"\b(\d+)\b", plan.split("If you are short of time", 1)[1]
-                                          .split("without them", 1)[0])]
-    assert kept and skipped
-    assert (int(kept.group(1)), int(kept.group(2))) == (
-        sum(m for n, _, m in _headings() if n not in skipped),
-        sum(p for n, p, _ in _headings() if n not in skipped))
+    listed = [(int(step), p, m) for _, _, rows in _plan().values() for step, p, m, _ in rows
+              if step.isdigit()]
+    assert sorted(listed) == sorted(_headings())  # each exercise once, as its heading says
+
+
+def test_the_first_cell_states_the_totals() -> None:
+    intro = _source(_load()["cells"][0])
+    headings = {n: (p, m) for n, p, m in _headings()}
+    stated = re.search(r"(\d+) exercises, (\d+) points\.", intro)
+    assert stated and tuple(map(int, stated.groups())) == (
+        len(headings), sum(p for p, _ in headings.values()))
+    parts = _plan()
+    for title, words in (("The lab", "The lab"), ("Homework", "The homework")):
+        points, minutes, rows = parts[title]
+        numbers = [int(step) for step, *_ in rows if step.isdigit()]
+        said = re.search(words + r" \(exercises ([^:]+): (\d+) points, (?:about )?(\d+) minutes",
+                         intro.replace("\n", " "))
+        assert said, title
+        named = {int(n) for n in re.findall(r"\d+", said.group(1))}
+        ranges = re.findall(r"(\d+) to (\d+)", said.group(1))
+        named |= {n for a, b in ranges for n in range(int(a), int(b) + 1)}
+        assert named == set(numbers), title
+        assert (int(said.group(2)), int(said.group(3))) == (points, minutes), title
 
 
 # ------------------------------------------------------------------------------ the student version

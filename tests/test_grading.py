@@ -11,13 +11,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hint_support import notebook_models
 from IPython.utils.capture import CapturedIO, capture_output
 
 import tenflang_nb as tf
 from tenflang_nb.core.errors import TenFlangError
-from tenflang_nb.core.grading import compiler_copy, fingerprint, student_id, student_seed
+from tenflang_nb.core.grading import (
+    answer_digest,
+    compiler_copy,
+    fingerprint,
+    student_id,
+    student_seed,
+)
 from tenflang_nb.notebook.grading import GradingFailure
 from tenflang_nb.notebook.grading_mode import GRADING
+from tenflang_nb.notebook.verdicts import fit_verdict
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
@@ -152,8 +160,7 @@ def _notebook_solutions() -> list[tuple[str, str]]:
     for path in NOTEBOOKS:
         cells = ["".join(c["source"]) for c in json.loads(path.read_text("utf-8"))["cells"]
                  if c["cell_type"] == "code"]
-        models = {c.split("\n", 1)[0].split()[1]: c.split("\n", 1)[1] for c in cells
-                  if c.startswith("%%tenflang ") and len(c.split("\n", 1)[0].split()) > 1}
+        models = notebook_models(path)
         for c in cells:
             if c.startswith("%%tenflang_check "):
                 model = c.split("\n", 1)[0].split()[1]
@@ -510,10 +517,11 @@ def test_the_fingerprints_in_the_notebooks_are_current(path: Path, ip: Any) -> N
     if not named:
         pytest.skip("no graded model")
     locked = [c for c in _cells(path) if c["metadata"].get("nbgrader", {}).get("locked")]
+    run(ip, "import tenflang_nb as tf")
     for cell in locked:
         source = "".join(cell["source"])
-        if source.startswith("%%tenflang "):
-            run(ip, source)
+        if source.startswith("%%tenflang ") or "tf.grading.variant(" in source:
+            run(ip, source)  # a model drawn per student is named by its template's print
     current = tf.grading.fingerprints()
     for model, written in named:
         assert model in current, f"no locked %%tenflang {model} cell in {path.name}"
@@ -750,3 +758,52 @@ def test_a_number_is_an_int_or_a_float_exactly(ip: Any) -> None:
         error_of(run(ip, "tf.grading.check_number('answer_3', 0.5)")[0]))
     run(ip, "import numpy as np\nanswer_3 = np.float64(0.5)")
     assert run(ip, "tf.grading.check_number('answer_3', 0.5)")[0].error_in_exec is None
+
+
+def test_a_visible_check_says_right_or_wrong_without_the_number(ip: Any) -> None:
+    start(ip)
+    digest = tf.grading.digest("answer_1", 0.107, step=0.001)
+    assert digest == answer_digest("lab", "answer_1", 0.1072, step=0.001)
+    assert "0.107" not in digest and digest != tf.grading.digest("answer_1", 0.108, step=0.001)
+    check = f"tf.grading.check_digest('answer_1', {digest!r}, step=0.001, hint='2 / h_max')"
+    run(ip, "answer_1 = None")
+    assert "not answered yet" in str(error_of(run(ip, check)[0]))
+    run(ip, "answer_1 = 0.108")
+    assert str(error_of(run(ip, check)[0])) == (
+        "✗ answer_1 = 0.108 is not right (rounded to a multiple of 0.001): 2 / h_max")
+    run(ip, "answer_1 = 0.1071")  # rounded as the check says
+    result, cap = run(ip, check)
+    assert result.error_in_exec is None and cap.stdout.startswith("✓ answer_1 = 0.1071 is right")
+    three = tf.grading.digest("answer_3", 7.452, digits=2)
+    run(ip, "answer_3 = 7.4")
+    assert "not right (rounded to 2 significant digits)" in str(error_of(run(
+        ip, f"tf.grading.check_digest('answer_3', {three!r}, digits=2)")[0]))
+    assert "16 hex digits" in str(error_of(run(
+        ip, "tf.grading.check_digest('answer_3', '0.107', step=0.001)")[0]))
+
+
+def test_a_model_that_is_the_answer_may_be_held_to_a_size(ip: Any) -> None:
+    data = {"x": [[0, 0], [0, 1], [1, 0], [1, 1]], "y": [0, 1, 1, 0]}
+    net = ("declare input x [2]\ndeclare exp_output y\ndeclare weight W1 [2, 4]\n"
+           "declare weight W2 [4]\ndeclare intvar h\ndeclare output o\ndeclare intvar d\n"
+           "declare loss L\ndefine h = matmul x W1\ndefine o = matmul h W2\n"
+           "define d = sub o y\ndefine L = mul d d\n")
+    with pytest.raises(GradingFailure, match="weights hold 12 numbers; this exercise allows "
+                                             "at most 6"):
+        fit_verdict("ex16", "mine", net, tf.TrainSettings(), data=data, seed=0,
+                    max_weights=6)
+    assert "at most 6" not in str(error_of(run(ip, "tf.grading.check_fit('ex16', model="
+                                                   "'nothing', data={}, max_weights=6)")[0]))
+    assert "a whole number of at least 1" in str(error_of(run(
+        ip, "tf.grading.check_fit('ex16', model='mine', data={}, max_weights=0)")[0]))
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    ({"step": 0}, "step must be a positive number"),
+    ({"digits": 0}, "digits must be a whole number from 1 to 15"),
+    ({}, "rounds it one way"),
+    ({"step": 1, "digits": 2}, "rounds it one way"),
+])
+def test_a_digest_is_rounded_one_way(options: dict[str, Any], said: str) -> None:
+    with pytest.raises(tf.TenFlangError, match=said):
+        answer_digest("lab", "answer_1", 0.5, **options)

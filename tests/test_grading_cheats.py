@@ -20,6 +20,9 @@ from typing import Any, ClassVar
 import pytest
 from nbgrader_support import PATH, run_nbgrader
 
+from tenflang_nb.course.solve import drawn_answer
+from tenflang_nb.grader.grade import Grader, TeacherCell
+
 pytest.importorskip("nbgrader", reason="nbgrader is in the test extra: pip install -e .[test]")
 
 pytestmark = pytest.mark.slow
@@ -165,15 +168,19 @@ CHEATS = [ReplaceTheChecks(), TransformerPasses(), NoNbgraderExecution(), Teache
 
 
 def _submission(release: dict[str, Any], source: dict[str, Any], cheat: Cheat | None,
-                solved: bool, root: Path) -> dict[str, Any]:
+                solved: bool, root: Path, student: str) -> dict[str, Any]:
     nb = json.loads(json.dumps(release))
     if solved:
         solutions = {_meta(c)["grade_id"]: "\n".join(
             line for line in _source(c).split("\n") if "SOLUTION" not in line)
             for c in source["cells"] if _meta(c).get("solution")}
+        # the right answers for the models drawn for this student (exercises 10 to 14)
+        teacher = [TeacherCell(_meta(c).get("grade_id", ""), _source(c), bool(_meta(c).get(
+            "solution"))) for c in source["cells"] if c["cell_type"] == "code"]
+        drawn = Grader(teacher, solutions, student).drawn
         for cell in nb["cells"]:
             if _meta(cell).get("solution"):
-                cell["source"] = solutions[_meta(cell)["grade_id"]]
+                cell["source"] = drawn_answer(solutions[_meta(cell)["grade_id"]], drawn)
     if cheat is not None:
         for cell in nb["cells"]:
             if _meta(cell).get("grade_id") in cheat.answers:
@@ -201,7 +208,7 @@ def grade_course(root: Path, config: str) -> dict[str, dict[str, tuple[float, fl
     for student, (cheat, solved) in students.items():
         folder = root / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
-        nb = _submission(release, source, cheat, solved, root)
+        nb = _submission(release, source, cheat, solved, root, student)
         (folder / NOTEBOOK.name).write_text(json.dumps(nb, indent=1))
         if cheat is not None:
             cheat.files(folder, root)

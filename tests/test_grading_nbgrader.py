@@ -29,6 +29,9 @@ from typing import Any
 import pytest
 from nbgrader_support import PATH, run_nbgrader
 
+from tenflang_nb.course.solve import drawn_answer
+from tenflang_nb.grader.grade import Grader, TeacherCell
+
 pytest.importorskip("nbgrader", reason="nbgrader is in the test extra: pip install -e .[test]")
 
 pytestmark = pytest.mark.slow
@@ -167,6 +170,12 @@ def _submission(student: str, name: str, source: dict[str, Any], release: dict[s
                  if _meta(c).get("solution")}
     models = {_source(c).split("\n", 1)[0].split()[1]: _source(c).split("\n", 1)[1]
               for c in source["cells"] if _source(c).startswith("%%tenflang ")}
+    # the models drawn for this student (05's exercises 10 to 14) and their right answers
+    teacher = [TeacherCell(_meta(c).get("grade_id", ""), _source(c), bool(_meta(c).get(
+        "solution"))) for c in source["cells"] if c["cell_type"] == "code"]
+    drawn = Grader(teacher, solutions, student).drawn
+    models |= drawn
+    solutions = {g: drawn_answer(t, drawn) for g, t in solutions.items()}
     nb = copy.deepcopy(release)
     if student == "blank":
         return nb, {_meta(c)["grade_id"] for c in nb["cells"] if _meta(c).get("grade")}

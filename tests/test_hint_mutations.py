@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -23,14 +23,17 @@ from hint_support import (
     DIGITS_RIGHT,
     SQUARE,
     SQUARE_RIGHT,
+    drawn_right_answer,
+    drawn_variants,
     exercise,
     spelled_out,
 )
 
-from tenflang_nb.core.api import check_backprop
+from tenflang_nb.core.api import check_backprop, parse
 from tenflang_nb.core.backprop_check import BackpropCheck
 from tenflang_nb.core.backprop_check.reference import Reference
 from tenflang_nb.core.errors import TenFlangError
+from tenflang_nb.core.grading import student_key
 from tenflang_nb.core.lexical import GIVEN_KINDS, derivative_parts
 from tenflang_nb.core.plan import Plan
 from tenflang_nb.core.program import Program, check
@@ -49,7 +52,7 @@ NAMED = {
            "wrong sign"],
     "slope": ["square"],
     "drop": ["alone", "missing", "itself", "is used where", "value of", "incoming adjoint",
-             "local partial", "half", "twice"],
+             "local partial", "half", "twice", "misses the term", "constant factor"],
 }
 
 
@@ -172,10 +175,15 @@ def explained(result: BackpropCheck, kind: str, what: str, line: int) -> str | N
     return None if named or misused else f"the hint names another mistake: {hint}"
 
 
-def test_every_mutation_of_a_right_answer_gets_a_hint_that_names_it() -> None:
+def mutation_round(cases: Iterator[tuple[str, Program, str]],
+                   explain: Callable[[BackpropCheck, str, str, int], str | None] | None = None
+                   ) -> tuple[Counter[str], list[str]]:
+    """Every mutation of each right answer of ``cases`` checked in both modes: the count of
+    each kind and the failures (a right one marked wrong, a wrong one not ``explain``ed)."""
+    explain = explain or explained
     counts: Counter[str] = Counter()
     failures = []
-    for name, program, right in models():
+    for name, program, right in cases:
         require = ["zb", "b", "z", "W"] if name == "classifier" else None
         assert check_backprop(program, right, require=require).ok, name
         for kind, what, text, line in mutations(program, right):
@@ -187,13 +195,66 @@ def test_every_mutation_of_a_right_answer_gets_a_hint_that_names_it() -> None:
                     why = None if result.ok else "a right answer marked wrong"
                 else:
                     counts[kind] += 1
-                    why = explained(result, kind, what, line)
+                    why = explain(result, kind, what, line)
                     if why is None and not formulas and spelled_out(program, result):
                         why = f"spells out {spelled_out(program, result)}"
                 if why is not None:
                     failures.append(f"{name}, {what} (line {line}, formulas={formulas}): {why}")
+    return counts, failures
+
+
+def test_every_mutation_of_a_right_answer_gets_a_hint_that_names_it() -> None:
+    counts, failures = mutation_round(models())
     assert not failures, "\n".join(failures)
     # the round holds a few hundred mutations of each mode, of every kind
     assert sum(counts.values()) >= 1000, counts
     assert all(counts[kind] >= 6 for kind in (*NAMED, "name")), counts
     assert counts["still right"] >= 50, counts
+
+
+# what decides the lines of an answer to each model drawn per student (the rest are shapes
+# and constants, which change numbers, not lines)
+STRUCTURE = {"gates": ("join",), "relu": ("error",), "batch": ("error",),
+             "bias": ("bias", "error"), "mlp": ("act",)}
+
+
+def drawn_models() -> Iterator[tuple[str, Program, str]]:
+    """One draw of each structure of notebook 05's models drawn per student (over 200
+    students of a course), with a right answer as a student writes it."""
+    seen: dict[tuple[str, tuple[str, ...]], tuple[str, dict[str, object]]] = {}
+    for k in range(200):
+        student = f"student{k:03d}"
+        for name, (text, picks) in drawn_variants(student, student_key("course", student)).items():
+            seen.setdefault((name, tuple(str(picks[p]) for p in STRUCTURE[name])), (text, picks))
+    assert len(seen) == 2 + 2 + 2 + 4 + 3, sorted(seen)  # every structure is drawn
+    for (name, _), (text, picks) in sorted(seen.items()):
+        yield name, parse(text), drawn_right_answer(name, picks)
+
+
+def helper_explained(result: BackpropCheck, kind: str, what: str, line: int) -> str | None:
+    """:func:`explained`, with a student's helper line, which the compiler has no value for:
+    its mistake shows on the first line that uses it (``off = sub on 1``: ``d/L/d/d = mul
+    d/L/d/m off`` is wrong, "check the signs"), and an adjoint set to a helper alone reads
+    as the helper meant to be the adjoint ("off should be the value of d/L/d/d itself")."""
+    why = explained(result, kind, what, line)
+    if why is None or not why.startswith("first wrong line"):
+        return why
+    first = result.first_wrong_line
+    verdicts = {v.line: v for v in result.lines}
+    hint = verdicts[first].hint if first in verdicts else None
+    mutated = verdicts.get(line)
+    if mutated is not None and mutated.role == "helper" and hint and first == next(
+            (v.line for v in result.lines if v.line > line and mutated.name in v.source.split()),
+            None):
+        named = any(word in hint.replace("'", "`") for word in NAMED.get(kind, []))
+        return None if named else f"the hint names another mistake: {hint}"
+    if kind == "drop" and first in verdicts and verdicts[first].role == "helper" and hint \
+            and f"{verdicts[first].name} should be" in hint:
+        return None
+    return why
+
+
+def test_every_mutation_of_each_drawn_models_answer_gets_a_hint_that_names_it() -> None:
+    counts, failures = mutation_round(drawn_models(), helper_explained)
+    assert not failures, "\n".join(failures)
+    assert sum(counts.values()) >= 800 and counts["still right"] >= 50, counts

@@ -197,6 +197,10 @@ ARGUMENTS: Mapping[str, Rule] = dict((
     _rule("hint", str, "a string (or empty: no hint)"),
     _rule("starts", int, "an integer from 1 to 100", lambda v: 1 <= v <= 100),
     _rule("accuracy", float, "a number from 0 to 1", lambda v: 0 <= v <= 1),
+    _rule("max_weights", int, "a whole number of at least 1 (the numbers a model's weights "
+          "may hold)", lambda v: v >= 1),
+    _rule("digest", str, "an answer's digest: 16 hex digits, as tf.grading.digest() gives "
+          "it", lambda v: re.fullmatch(r"[0-9a-f]{16}", v) is not None),
 ))
 
 

@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import NamedTuple
@@ -40,9 +41,23 @@ from .lexical import split_derivative, split_lines, split_tokens, token_spans
 from .settings import SETTINGS, SETTINGS_ARGUMENT, TrainSettings
 from .syntax import Comment, Declare
 
-__all__ = ["COURSE_KEY", "DEFAULT_STUDENT", "NBGRADER_STUB", "Copied", "compiler_copy",
-           "draw_example", "fingerprint", "not_answered", "program_key", "student_id",
-           "student_key", "student_seed"]
+__all__ = [
+    "COURSE_KEY",
+    "DEFAULT_STUDENT",
+    "NBGRADER_STUB",
+    "Copied",
+    "answer_digest",
+    "compiler_copy",
+    "draw_example",
+    "draw_variant",
+    "fingerprint",
+    "not_answered",
+    "program_key",
+    "student_id",
+    "student_key",
+    "student_seed",
+    "variant_fingerprint",
+]
 
 COURSE_KEY = "TENFLANG_COURSE_KEY"  # the variable a student's kernel finds their key in
 DEFAULT_STUDENT = "student"  # whose numbers a copy shows when no student id is found
@@ -146,6 +161,88 @@ pick from (1 to 1,000,000 of them), not []
     rng = np.random.default_rng(seed)
     return {name: float(values[int(rng.integers(len(values)))])
             for name, values in picks.items()}
+
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# what a placeholder may become: a number, or words of a program (operands, an operator)
+CHOICE = re.compile(r"[A-Za-z0-9_.+-]+( [A-Za-z0-9_.+-]+)*")
+
+
+def _choices(template: str, choices: Mapping[str, Sequence[float | str]]
+             ) -> dict[str, list[float | str]]:
+    """``choices`` checked against the placeholders of ``template`` (the same names)."""
+    check_instance("template", template, str, "a model's text with {name} placeholders")
+    check_instance("choices", choices, Mapping, "the values to pick from, by placeholder")
+    named = set(PLACEHOLDER.findall(template))
+    if named != set(choices):
+        raise ArgumentError(f"a variant's choices must name its template's placeholders: "
+                            f"{sorted(named)}, not {sorted(choices)}")
+    checked: dict[str, list[float | str]] = {}
+    for name, values in choices.items():
+        rule = Rule(name, tuple, "a list of numbers or of words of a program to pick from")
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
+            raise rule.error(values)
+        for value in values:
+            if isinstance(value, bool) or not (
+                    (isinstance(value, int | float) and np.isfinite(value))
+                    or (isinstance(value, str) and CHOICE.fullmatch(value))):
+                raise rule.error(values)
+        checked[name] = list(values)
+    return checked
+
+
+def draw_variant(seed: int, template: str, choices: Mapping[str, Sequence[float | str]]
+                 ) -> tuple[str, dict[str, float | str]]:
+    """A model drawn for one student: ``template`` with each ``{name}`` replaced by one of
+    ``choices[name]``, picked by the generator ``seed``; returns (the text, the picks).
+
+    >>> draw_variant(1, "define L = mul {c} q", {"c": [2, 3, 0.5]})
+    ('define L = mul 3 q', {'c': 3})
+    """
+    (seed,) = check_arguments(seed=seed)
+    checked = _choices(template, choices)
+    rng = np.random.default_rng(seed)
+    picks = {name: values[int(rng.integers(len(values)))] for name, values in checked.items()}
+    return PLACEHOLDER.sub(lambda m: str(picks[m.group(1)]), template), picks
+
+
+def variant_fingerprint(template: str, choices: Mapping[str, Sequence[float | str]]) -> str:
+    """What a locked check names a model drawn per student by: its template (as tokens) and
+    its choices.
+
+    >>> variant_fingerprint("define L = mul {c} q", {"c": [2, 3]})
+    'c4065b574deb'
+    """
+    checked = _choices(template, choices)
+    text = program_key(template) + "\n" + json.dumps(checked, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def answer_digest(assignment: str, name: str, value: float, *, step: float | None = None,
+                  digits: int | None = None) -> str:
+    """A numeric answer's digest, what a visible check compares a student's number with
+    (the right number itself is never written where the student reads it): ``value``
+    rounded to a multiple of ``step`` or to ``digits`` significant digits.
+
+    >>> answer_digest("ps", "answer_1", 0.364, step=0.01) == answer_digest("ps", "answer_1", 0.36,
+    ...                                                                    step=0.01)
+    True
+    >>> answer_digest("ps", "a", 7.452, digits=2) == answer_digest("ps", "a", 7.5, digits=2)
+    True
+    """
+    if (step is None) == (digits is None):
+        raise ArgumentError("an answer's digest rounds it one way: step= or digits=")
+    if step is not None and not (isinstance(step, int | float) and not isinstance(step, bool)
+                                 and np.isfinite(step) and step > 0):
+        raise ArgumentError(f"step must be a positive number (what the answer is rounded to a "
+                            f"multiple of), not {step!r}")
+    if digits is not None and not (type(digits) is int and 1 <= digits <= 15):
+        raise ArgumentError(f"digits must be a whole number from 1 to 15 (the significant "
+                            f"digits the answer is rounded to), not {digits!r}")
+    shown_as = (str(int(np.round(value / step))) if step is not None
+                else f"{float(value):.{digits}g}")
+    text = f"{assignment}\n{name}\n{shown_as}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def program_key(source: str) -> str:

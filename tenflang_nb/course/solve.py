@@ -14,13 +14,14 @@ import ast
 import hashlib
 import hmac
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from .layout import ASSIGNMENTS, read_secret
 from .new import CourseError
 
-__all__ = ["SIGNATURE", "cell_source", "nbgrader_meta", "signature", "solve"]
+__all__ = ["SIGNATURE", "cell_source", "drawn_answer", "nbgrader_meta", "signature", "solve"]
 
 SIGNATURE = "tenflang_solved"  # the notebook's metadata key that holds solve's signature
 
@@ -55,6 +56,25 @@ def solution(text: str) -> str:
     """A source answer cell as solved: nbgrader's region markers left out."""
     return "\n".join(line for line in text.split("\n") if "### BEGIN SOLUTION" not in line
                      and "### END SOLUTION" not in line)
+
+
+def drawn_answer(solved: str, drawn: dict[str, str]) -> str:
+    """A ``%%tenflang_check MODEL ANSWER`` solution for the student's own model when MODEL is
+    drawn per student (``drawn``: name -> its text): the compiler's backward pass of their
+    model, its ``define`` lines, the compiler's temporaries renamed (the practice solution is
+    right for the practice variant alone). Any other solution as it is."""
+    first, _, _ = solved.partition("\n")
+    words = first.split()
+    if len(words) < 2 or words[0] != "%%tenflang_check" or words[1] not in drawn:
+        return solved
+    from ..core import api
+    from ..core.program import parse
+    from ..core.syntax import Define
+
+    lines = [str(line.statement) for line in api.compile(parse(drawn[words[1]]), full=True).lines
+             if line.section == "backward" and isinstance(line.statement, Define)]
+    renamed = [re.sub(r"d/(\w+)/d/(\w+):(\d+)", r"part_\2_\3", line) for line in lines]
+    return "\n".join([first, *renamed])
 
 
 def _assigned(stub: str) -> list[str]:
@@ -97,7 +117,7 @@ def solve(course: str | Path, assignment: str, student: str) -> Path:
         grade_id = nbgrader_meta(cell).get("grade_id")
         if not nbgrader_meta(cell).get("solution") or grade_id not in solutions:
             continue
-        text = solutions[grade_id]
+        text = drawn_answer(solutions[grade_id], grader.drawn)
         if not text.startswith("%%") and not text.lstrip().startswith("def "):
             names = _assigned(cell_source(cell))
             if not names:

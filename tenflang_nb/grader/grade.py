@@ -33,7 +33,13 @@ from IPython.core.inputtransformer2 import TransformerManager
 from ..core.backprop_check import DRAWS
 from ..core.engine_check import PROGRAMS, engine_part
 from ..core.errors import TenFlangError
-from ..core.grading import draw_example, student_key, student_seed
+from ..core.grading import (
+    draw_example,
+    draw_variant,
+    student_key,
+    student_seed,
+    variant_fingerprint,
+)
 from ..core.grading import fingerprint as digest
 from ..core.settings import TrainSettings
 from ..notebook.magic import check_line, model_line
@@ -128,6 +134,8 @@ class Grader:
         self.assignment = ""
         self.models: dict[str, tuple[str, str, TrainSettings]] = {}  # fingerprint -> ...
         examples: dict[str, tuple[str, dict[str, Any]]] = {}  # variable -> (name, choices)
+        variants: list[tuple[str, str, dict[str, Any]]] = []  # models drawn per student
+        self.drawn: dict[str, str] = {}  # a model drawn for this student: name -> its text
         for cell in cells:
             if cell.answer:
                 continue
@@ -152,6 +160,13 @@ class Grader:
                         and isinstance(node.targets[0], ast.Name):
                     (name,), choices = _literals(call)
                     examples[node.targets[0].id] = (name, choices)
+                elif what == GRADING + "variant":
+                    (name, template), choices = _literals(call)
+                    variants.append((name, template, choices))
+        for name, template, choices in variants:
+            text, _ = draw_variant(self._seed(f"variant/{name}"), template, choices)
+            self.models[variant_fingerprint(template, choices)] = (name, text, TrainSettings())
+            self.drawn[name] = text
         self.examples = {name: draw_example(self._seed(f"example/{name}"), choices)
                          for name, choices in examples.values()}
         self.numbers = Calculator({v: self.examples[name] for v, (name, _) in examples.items()})
@@ -229,7 +244,8 @@ class Grader:
                            seed=self._seed(f"fit/{model}") % 10_000,
                            accuracy=kw.get("accuracy", 1.0),
                            max_iter=kw.get("max_iter", FIT_MAX_ITER),
-                           starts=kw.get("starts", FIT_STARTS))
+                           starts=kw.get("starts", FIT_STARTS),
+                           max_weights=kw.get("max_weights"))
 
     def _engine(self, call: ast.Call) -> str:
         (name,), kw = _literals(call)

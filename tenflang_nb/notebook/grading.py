@@ -12,6 +12,9 @@
   variable ``ex4`` holds is ignored. A failure raises :class:`GradingFailure` whose message
   is the check's report.
 * ``example("ex3", x=[...], y=[...])``: the student's own example, drawn from their seed.
+* ``batch = variant("batch", TEMPLATE, n=[5, 6], ...)``: the student's own model, its
+  ``{n}`` placeholders picked from their seed; its check names it by the fingerprint of the
+  template and choices (``variant_fingerprint``).
 * ``given("answer_3")`` in a check cell's visible part: an answer is there and is a number;
   ``check_number("answer_3", expected)`` in its hidden part, with the expected value from
   ``gradient(...)`` (refused in the student's copy: it computes the answer).
@@ -43,11 +46,12 @@ from ..core.arguments import (
 from ..core.backprop_check import DRAWS, OPTIONS
 from ..core.engine_check import PROGRAMS, engine_part
 from ..core.engine_check import check_engine as check_function
+from ..core.errors import printable
 from ..core.formatting import fmt_assignments, fmt_list
-from ..core.grading import draw_example
-from ..core.grading import fingerprint as digest
+from ..core.grading import answer_digest, draw_example, draw_variant, variant_fingerprint
+from ..core.grading import fingerprint as model_digest
 from ..core.settings import SETTINGS, TrainSettings
-from .grading_mode import GRADING
+from .grading_mode import GRADING, Definition
 from .model import TenFlangModel
 from .verdicts import (
     FIT_MAX_ITER,
@@ -60,8 +64,23 @@ from .verdicts import (
     number_verdict,
 )
 
-__all__ = ["GradingFailure", "check_answer", "check_engine", "check_fit", "check_number", "example",
-           "fingerprint", "fingerprints", "given", "gradient", "start", "teacher_copy"]
+__all__ = [
+    "GradingFailure",
+    "check_answer",
+    "check_digest",
+    "check_engine",
+    "check_fit",
+    "check_number",
+    "digest",
+    "example",
+    "fingerprint",
+    "fingerprints",
+    "given",
+    "gradient",
+    "start",
+    "teacher_copy",
+    "variant",
+]
 
 
 # ``name`` means a variable in given/check_number, a label in example
@@ -141,13 +160,14 @@ def fingerprint(model: TenFlangModel) -> str:
     of its ``%%tenflang`` cell."""
     check_instance("model", model, TenFlangModel, "a model (what a %%tenflang NAME cell "
                    "binds to NAME)")
-    return digest(model.source, model.settings)
+    return model_digest(model.source, model.settings)
 
 
 def fingerprints() -> dict[str, str]:
     """Every model this kernel defined (the latest definition of each name) -> its
     fingerprint: what a teacher copies into the check cells."""
-    return {d.name: d.fingerprint for d in GRADING.definitions}
+    drawn = {d.name: print_ for print_, d in GRADING.variants.items()}
+    return {d.name: drawn.get(d.name, d.fingerprint) for d in GRADING.definitions}
 
 
 # ------------------------------------------------------------------------------ answers
@@ -215,6 +235,26 @@ def example(name: str, **choices: Sequence[float]) -> dict[str, float]:
     return values
 
 
+def variant(name: str, template: str, **choices: Sequence[float | str]) -> TenFlangModel:
+    """The student's own model ``name``: ``template`` with each ``{placeholder}`` replaced by
+    one of its ``choices``, picked by the student's seed (the same in their copy and at
+    autograde). Shows the program drawn; the locked check finds it by
+    ``variant_fingerprint(template, choices)`` (other choices make another fingerprint, and
+    the grader draws the locked cell's choices itself)."""
+    name = EXAMPLE.check(name)
+    if not python_name(name):
+        raise GradingFailure(f"{name!r}: a model's name must be a Python name")
+    seed = GRADING.seed(f"variant/{name}")
+    text, _ = draw_variant(0 if seed is None else seed, template, choices)
+    print_ = variant_fingerprint(template, choices)
+    model = TenFlangModel(text, name)
+    GRADING.define(name, text, model.settings)
+    GRADING.variants[print_] = Definition(name, text, model.settings)
+    print(f"Your model {name}, drawn for you:\n\n" + "\n".join(
+        "    " + line if line.strip() else "" for line in text.strip("\n").split("\n")))
+    return model
+
+
 def given(name: str) -> None:
     """The visible part of a numeric check: the variable ``name`` holds an answer, a
     number. Says nothing of whether it is right (the hidden part checks that)."""
@@ -228,6 +268,39 @@ def given(name: str) -> None:
         raise GradingFailure(f"{name} should be a number, not {shown(value)}")
     print(f"{name} = {float(value):g} is a number: the autograder reads the number written in "
           "your answer cell and checks its value.")
+
+
+def digest(name: str, value: float, *, step: float | None = None,
+           digits: int | None = None) -> str:
+    """The digest a visible :func:`check_digest` compares the answer ``name`` with, for the
+    right number ``value`` (what a teacher writes into the check cell)."""
+    name = VARIABLE.check(name)
+    (value,) = check_arguments(expected=value)
+    return answer_digest(GRADING.assignment, name, value, step=step, digits=digits)
+
+
+def check_digest(name: str, digest: str, *, step: float | None = None,
+                 digits: int | None = None, hint: str = "") -> None:
+    """The visible check of a numeric answer: the variable ``name``, rounded to a multiple
+    of ``step`` (or to ``digits`` significant digits), is the number whose digest is
+    ``digest``: right or wrong, with ``hint`` when wrong. The number itself appears nowhere;
+    the grade comes from the hidden :func:`check_number` in the autograder's process."""
+    name = VARIABLE.check(name)
+    digest, hint = check_arguments(digest=digest, hint=hint)
+    answer_digest(GRADING.assignment, name, 0.0, step=step, digits=digits)  # step, digits
+    value = _user_ns().get(name)
+    if value is None:
+        raise GradingFailure(f"{name} is not answered yet: set {name} to your number (replace "
+                             "None) and run that cell")
+    if not exact_number(value):
+        raise GradingFailure(f"{name} should be a number, not {shown(value)}")
+    how = (f"to {digits} significant digits" if step is None else "to a whole number"
+           if step == 1 else f"to a multiple of {step:g}")
+    if answer_digest(GRADING.assignment, name, float(value), step=step, digits=digits) != digest:
+        raise GradingFailure(f"✗ {name} = {float(value):g} is not right (rounded {how})"
+                             + (f": {printable(hint)}" if hint else ""))
+    print(f"✓ {name} = {float(value):g} is right (rounded {how}); the autograder checks the "
+          "number written in your answer cell again.")
 
 
 def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e-6,
@@ -265,7 +338,8 @@ def gradient(model: str, weight: str, *, fingerprint: str,
 # ------------------------------------------------------------------------------ a model, the answer
 
 def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
-              max_iter: int = FIT_MAX_ITER, starts: int = FIT_STARTS) -> None:
+              max_iter: int = FIT_MAX_ITER, starts: int = FIT_STARTS,
+              max_weights: int | None = None) -> None:
     """The locked check of an exercise whose answer is a model: the text of the latest
     ``%%tenflang MODEL`` cell, trained here on ``data`` with that cell's settings (at most
     ``max_iter`` steps) from up to ``starts`` starts drawn from the student's seed, must
@@ -273,12 +347,15 @@ def check_fit(answer: str, *, model: str, data: Any, accuracy: float = 1.0,
     above 0.5 where the expected output is, below where it is not). What the student's cell
     trained or set counts for nothing; the output must be computed from the inputs through
     weights, and training must lower the loss (a model that fits before training has
-    learned nothing)."""
+    learned nothing); its weights hold at most ``max_weights`` numbers (None: any)."""
     answer, model, accuracy, starts = check_arguments(answer=answer, model=model,
                                                       accuracy=accuracy, starts=starts)
+    if max_weights is not None:
+        (max_weights,) = check_arguments(max_weights=max_weights)
     max_iter = SETTINGS["max_iter"].check(max_iter)
     mine = next((d for d in reversed(GRADING.definitions) if d.name == model), None)
     seed = (GRADING.seed(f"fit/{model}") or 0) % 10_000
     print(fit_verdict(answer, model, None if mine is None else mine.source,
                       TrainSettings() if mine is None else mine.settings,
-                      data=data, seed=seed, accuracy=accuracy, max_iter=max_iter, starts=starts))
+                      data=data, seed=seed, accuracy=accuracy, max_iter=max_iter, starts=starts,
+                      max_weights=max_weights))

@@ -66,6 +66,8 @@ class GradingMode:
     definitions: list[Definition] = field(default_factory=list)
     answers: dict[str, Answer] = field(default_factory=dict)
     examples: dict[str, dict[str, float]] = field(default_factory=dict)
+    # models drawn per student, by the fingerprint of their template and choices
+    variants: dict[str, Definition] = field(default_factory=dict)
 
     def reset(self) -> None:
         """Forget everything (a fresh kernel)."""
@@ -144,7 +146,10 @@ class GradingMode:
         self.answers[name] = Answer(name, model, text)
 
     def definition(self, print_: str) -> Definition | None:
-        """The latest recorded definition with the fingerprint ``print_``."""
+        """The latest recorded definition with the fingerprint ``print_`` (a model drawn for
+        the student: the fingerprint of its template)."""
+        if print_ in self.variants:
+            return self.variants[print_]
         return next((d for d in reversed(self.definitions) if d.fingerprint == print_), None)
 
 

@@ -119,12 +119,12 @@ FIT_STARTS = 3  # a network can stall at a saddle from one start: the best of th
 
 def fit_verdict(answer: str, model: str, source: str | None, settings: TrainSettings, *,
                 data: Any, seed: int, accuracy: float = 1.0, max_iter: int = FIT_MAX_ITER,
-                starts: int = FIT_STARTS) -> str:
+                starts: int = FIT_STARTS, max_weights: int | None = None) -> str:
     """A model that is the answer (its text ``source``, None: never answered, and the
     ``settings`` of its cell), trained here on ``data`` (at most ``max_iter`` steps) from up
     to ``starts`` starts drawn from ``seed``: one start must classify at least ``accuracy`` of
     the examples right, its output computed from the inputs through weights, its loss
-    halved by training."""
+    halved by training, with at most ``max_weights`` numbers in its weights (None: any)."""
     if source is None or NBGRADER_STUB in source:
         raise GradingFailure(f"{answer} is not answered yet: write your model in the cell that "
                              f"starts with %%tenflang {model}, and run it")
@@ -135,6 +135,10 @@ def fit_verdict(answer: str, model: str, source: str | None, settings: TrainSett
     try:
         program = TenFlangModel(source, model, settings).program
         output, target = _fit_roles(answer, model, program)
+        size = sum(int(np.prod(program.shapes[w], dtype=int)) for w in program.names("weight"))
+        if max_weights is not None and size > max_weights:
+            raise GradingFailure(f"{answer}: {model}'s weights hold {size} numbers; this "
+                                 f"exercise allows at most {max_weights}: a smaller model")
         for k in range(starts):
             fitted = TenFlangModel(source, model, settings.replace(seed=seed + k))
             result = fitted.train(data)

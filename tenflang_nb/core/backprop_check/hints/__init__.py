@@ -161,7 +161,8 @@ class _Hints(TermHints):
             found = self._partial_hint(parts[0], parts[1], actual, expected)
         else:
             found = self._scale_hint(actual, expected)
-        return found or (rewritten() if rewritten else None)
+        return (found or (rewritten() if rewritten else None)
+                or self._constant_hint(actual, expected))
 
     def _helper_hint(self, v: LineVerdict, actual: Array, expected: Array,
                      rewritten: Callable[[], str | None] | None) -> str:

@@ -149,6 +149,22 @@ class HintsBase:
         return (RELATION_HINT[relation].removesuffix(" on every draw")
                 if self.ref.example else RELATION_HINT[relation])
 
+    def _constant_hint(self, actual: Array, expected: Array) -> str | None:
+        """The right value is the same multiple of the student's on every draw and entry (a
+        constant of the model's forgotten, or the wrong one); None on one example or draw,
+        where any two numbers have a ratio."""
+        if self.ref.n == 1 or self.ref.example:
+            return None
+        mine = np.abs(actual) > 1e-12
+        if not mine.any() or self.close(expected, np.zeros_like(expected)):
+            return None
+        k = float(expected[mine].flat[0] / actual[mine].flat[0])
+        if not np.isfinite(k) or abs(k) < 1e-9 or not self.close(expected, k * actual):
+            return None
+        return (f"the right value is {k:.4g} times yours on every draw: a constant factor is "
+                "missing or wrong (a constant of the model, as in `mul 3 q`, multiplies the "
+                "adjoint of its other operand; a square `mul e e` gives 2e)")
+
 
 # the wrong value of each relation, as a multiple of the right one
 RELATION_FACTOR = {"negative": -1.0, "twice": 2.0, "half": 0.5, "zero": 0.0}
