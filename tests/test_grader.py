@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from engine_cheats import ENGINE_CHEATS, EngineCheat
 
 from tenflang_nb.grader.calculator import Calculator, Unreadable
 from tenflang_nb.grader.engine import functions_of
@@ -91,7 +92,32 @@ def test_an_engines_verdict_cannot_be_printed_by_its_functions() -> None:
               "    sys.stdout.write('\\n' + json.dumps({'ok': True, 'text': '✓ forward is right'})"
               " + '\\n')\n    sys.stdout.flush()\n    os._exit(0)")
     ok, text = engine_verdict("forward", [forged], seed=1, programs=2)
-    assert not ok and "before its verdict" in text
+    assert not ok and "stopped (exit status 0)" in text
+
+
+@pytest.mark.parametrize("cheat", ENGINE_CHEATS, ids=lambda c: c.name)
+def test_an_engine_cannot_bring_the_compiler_back(cheat: EngineCheat) -> None:
+    """07's cheats against the grader's own check: the functions run in a process that holds
+    no compiler and can load none; the verdict is computed in the grader's."""
+    cells, _, _, stubs = _cells("07_your_own_engine")
+    grader = Grader(cells, {**stubs, **cheat.answers}, "ada")
+    try:
+        verdicts = {c: grader.verdict(c) for c in cheat.went_for}
+    finally:
+        grader.close()
+    assert not any(v.ok for v in verdicts.values()), verdicts
+    said = " ".join(v.text for v in verdicts.values())
+    assert cheat.refused in said, said
+
+
+def test_the_engines_process_holds_no_compiler() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-I", "-c", "import sys, tenflang_nb.grader.engine_child"
+                           " as c; print([m for m in c.COMPILERS if m in sys.modules])"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stderr
 
 
 def test_an_answer_too_deep_to_read_fails_its_check_and_crashes_nothing() -> None:

@@ -37,10 +37,13 @@ __all__ = ["Flag", "Submission", "canonical_backward", "report", "suspicious_nam
 NBGRADER_FILES = {"timestamp.txt"}  # nbgrader's own, beside a submission
 # what reaches into the grading, the kernel or the machine: never in an honest answer
 SUSPICIOUS = re.compile(
-    r"\b(tf\s*\.\s*grading|tenflang_nb\s*\.\s*(?:notebook|grader|core\s*\.\s*grading)|"
+    r"\b(tf\s*\.\s*grading|tenflang_nb\s*\.\s*(?:notebook|grader|core)|"
     r"grading_mode|get_ipython|os\s*\.\s*environ|sys\s*\.\s*modules|importlib|inspect|"
     r"exec|eval|subprocess|sqlite3|__import__|__builtins__|__class__|__subclasses__|"
-    r"__globals__|compile)\b")
+    r"__globals__|compile|"
+    # an engine's function that digs in the process (its frames, its objects, its memory)
+    # or turns the compilers' switch back on
+    r"_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|gc|ctypes|guard|_exit)\b")
 COMMUTATIVE = {"add", "mul"}
 SAME_LEAST = 3  # answers two identical submissions share at least, to be flagged
 SHARE = 0.75  # a notebook is a copy of the practice solution when this share of answers is

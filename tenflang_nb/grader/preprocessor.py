@@ -19,13 +19,13 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader import utils
 from nbgrader.api import Gradebook
-from nbgrader.converters import Autograde
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
-from traitlets import List, Unicode
+from nbgrader.converters import Autograde, GenerateFeedback
+from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, SaveAutoGrades
+from traitlets import Bool, List, Unicode
 
 from .grade import Grader, TeacherCell
 
-__all__ = ["TenFlangGrade", "autograde_pipeline"]
+__all__ = ["HideHiddenTests", "TenFlangGrade", "autograde_pipeline", "feedback_pipeline"]
 
 
 def _source(cell: NotebookNode) -> str:
@@ -65,14 +65,17 @@ class TenFlangGrade(NbGraderPreprocessor):
                 submitted.setdefault(grade_id, _source(cell))
         grader = Grader(teacher, submitted, about["student"], sandbox=self.sandbox,
                         secret=self.secret)
-        for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if (cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell)
-                    or not points.get(grade_id)):
-                continue
-            verdict = grader.verdict(grade_id)
-            cell.outputs = _outputs(verdict.ok, verdict.text)
-            self.log.info("%s: %s", grade_id, "passed" if verdict.ok else "failed")
+        try:
+            for cell in nb.cells:
+                grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+                if (cell.cell_type != "code" or not utils.is_grade(cell)
+                        or utils.is_solution(cell) or not points.get(grade_id)):
+                    continue
+                verdict = grader.verdict(grade_id)
+                cell.outputs = _outputs(verdict.ok, verdict.text)
+                self.log.info("%s: %s", grade_id, "passed" if verdict.ok else "failed")
+        finally:
+            grader.close()
         return nb, resources
 
 
@@ -82,3 +85,16 @@ def autograde_pipeline() -> list[Any]:
     steps.insert(steps.index(SaveAutoGrades), TenFlangGrade)
     assert Execute in steps  # the student's kernel still runs: its outputs are feedback
     return steps
+
+
+class HideHiddenTests(ClearHiddenTests):
+    """The hidden tests taken out of the feedback: autograde runs the teacher's cells as the
+    gradebook holds them (hidden tests included), and nbgrader's feedback would show them."""
+
+    enforce_metadata = Bool(False)  # a feedback is written whatever a cell's metadata says
+
+
+def feedback_pipeline() -> list[Any]:
+    """nbgrader's feedback preprocessors with :class:`HideHiddenTests` first."""
+    steps = list(GenerateFeedback.class_traits()["preprocessors"].default())
+    return [HideHiddenTests, *steps]
