@@ -126,3 +126,34 @@ def test_an_answer_too_deep_to_read_fails_its_check_and_crashes_nothing() -> Non
                  "answer_3 = 1" + " + 1" * 3000, "answer_3 = 1" + " + 1" * 300_000):
         verdict = Grader(cells, {**solutions, "ex3_answer": deep}, "ada").verdict("ex3_check")
         assert not verdict.ok
+
+
+def test_the_autograders_kernel_skips_the_cells_no_answer_needs() -> None:
+    from tenflang_nb.grader.skip import needs
+
+    cells = [("%load_ext tenflang_nb\nimport numpy as np\nimport tenflang_nb as tf", True),
+             ("xor_data = tf.load_data('xor.txt')", False),  # read by the model answer
+             ("fig = np.mean(xor_data)\nfig", False),  # sets what nothing reads
+             ("def helper(v):\n    return 2 * v", False),  # the answer calls it
+             ("model.weights['w'] = 1.0", False),  # changes model, which an answer reads
+             ("tf.grading.check_answer = print", False),  # a module's attribute: skipped
+             ("%%tenflang mine --train xor_data\ndeclare loss L", True),
+             ("answer_3 = helper(0.5)\nprint(model)", True),
+             ("x = (", False)]  # no Python: skipped
+    runs = needs([c for c, _ in cells], [g for _, g in cells])
+    assert runs == [True, True, False, True, True, False, True, True, False]
+
+
+def test_the_shipped_notebooks_keep_every_cell_their_answers_use() -> None:
+    from tenflang_nb.grader.skip import names, needs
+
+    for name in GRADED:
+        cells = [c for c in json.loads((REPO / "notebooks" / f"{name}.ipynb").read_text(
+            "utf-8"))["cells"] if c["cell_type"] == "code"]
+        sources = ["".join(c["source"]) for c in cells]
+        runs = needs(sources, [bool(c["metadata"].get("nbgrader")) for c in cells])
+        kept = set().union(*(names(s)[0] for s, r in zip(sources, runs, strict=True) if r))
+        read = set().union(*(names(s)[2] for s, r in zip(sources, runs, strict=True) if r))
+        skipped = set().union(*(names(s)[0] for s, r in zip(sources, runs, strict=True)
+                                if not r))
+        assert not (read & skipped) - kept, (name, (read & skipped) - kept)

@@ -62,6 +62,9 @@ class Cheat:
     name: ClassVar[str]
     went_for: ClassVar[set[str] | None] = None  # the checks it goes for (None: all)
     cells: ClassVar[tuple[str, ...]] = ()
+    # where the cells go: added after the setup cell (None), or at the top of an answer cell
+    # (the kernel runs an added cell only when an answer reads what it sets)
+    into: ClassVar[str | None] = None
     answers: ClassVar[dict[str, str]] = {}  # grade id -> the answer cell's new source
 
     def files(self, folder: Path, root: Path) -> None:
@@ -140,6 +143,7 @@ class ReadTheSource(Cheat):
     kernel runs the cell (an input transformer): the kernel's checks see right answers."""
 
     name = "read_source"
+    into = "ex3_answer"
     cells = ("import glob, json\n"
              "found = glob.glob('../../../source/*/05_exercises.ipynb') + "
              "glob.glob('{ROOT}/source/*/05_exercises.ipynb')\n"
@@ -158,6 +162,7 @@ class WriteTheGradebook(Cheat):
     """Full marks written into the gradebook, for every student graded so far."""
 
     name = "write_gradebook"
+    into = "ex3_answer"
     cells = ("import glob, sqlite3\n"
              "found = glob.glob('../../../gradebook.db') + glob.glob('{ROOT}/gradebook.db')\n"
              "with sqlite3.connect(found[0]) as db:\n"
@@ -192,8 +197,13 @@ def _submission(release: dict[str, Any], source: dict[str, Any], cheat: Cheat | 
         for cell in nb["cells"]:
             if _meta(cell).get("grade_id") in cheat.answers:
                 cell["source"] = cheat.answers[_meta(cell)["grade_id"]]
-        setup = next(i for i, c in enumerate(nb["cells"]) if _meta(c).get("grade_id") == "setup")
-        nb["cells"][setup + 1:setup + 1] = [_code(c) for c in cheat.code(root)]
+        if cheat.into is not None:
+            (cell,) = [c for c in nb["cells"] if _meta(c).get("grade_id") == cheat.into]
+            cell["source"] = "\n".join([*cheat.code(root), _source(cell)])
+        else:
+            setup = next(i for i, c in enumerate(nb["cells"])
+                         if _meta(c).get("grade_id") == "setup")
+            nb["cells"][setup + 1:setup + 1] = [_code(c) for c in cheat.code(root)]
     return nb
 
 
@@ -274,6 +284,12 @@ def test_the_sandbox_hides_the_course_and_keeps_its_files(hardened: dict[str, An
     assert "IndexError" in said  # neither ../../../gradebook.db nor the course's own path
     read = root / "autograded" / "cheat_read_source" / ASSIGNMENT / NOTEBOOK.name
     assert "IndexError" in json.dumps(json.loads(read.read_text("utf-8"))["cells"])
+    # a cell the student added that sets nothing an answer reads is not run at all (its
+    # note says so); replace_checks's is run (it imports tf again, which the checks read)
+    added = root / "autograded" / "cheat_input_transformer" / ASSIGNMENT / NOTEBOOK.name
+    cells = json.loads(added.read_text("utf-8"))["cells"]
+    setup = next(i for i, c in enumerate(cells) if _meta(c).get("grade_id") == "setup")
+    assert "not run by the autograder" in json.dumps(cells[setup + 1]["outputs"])
 
 
 @pytest.fixture(scope="module")

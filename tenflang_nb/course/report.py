@@ -1,9 +1,10 @@
 """``tenflang-course report DIR ASSIGNMENT``: per student, what a lecturer should look at.
 
 Read from the submissions as data (nothing of them runs): Python in a TenFlang answer; in a
-Python answer (or a cell the student added) a name that reaches into the grading or the
-interpreter (``tf.grading``, ``get_ipython``, ``os.environ``, ``sys.modules``, ``importlib``,
-``inspect``, ``exec``, ``eval``, ``subprocess``, ``sqlite3``...); files beside the notebook
+Python answer (or a cell the student added) a name that reaches into the grading, the
+interpreter or the process (``tf.grading``, ``get_ipython``, ``os.environ``, ``sys.modules``,
+``importlib``, ``inspect``, ``exec``, ``eval``, ``subprocess``, ``sqlite3``, frames, ``gc``,
+``ctypes``...); files beside the notebook
 that the release does not have; a backward pass that is the compiler's, pasted or renamed and
 reordered; a notebook whose answers are the practice solution's, up to renaming and order;
 submissions identical between students. ``solve``'s submissions (signed with the course's

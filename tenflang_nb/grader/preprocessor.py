@@ -24,8 +24,10 @@ from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocess
 from traitlets import Bool, List, Unicode
 
 from .grade import Grader, TeacherCell
+from .skip import NOTE, SKIP, needs
 
-__all__ = ["HideHiddenTests", "TenFlangGrade", "autograde_pipeline", "feedback_pipeline"]
+__all__ = ["HideHiddenTests", "SkipUnneeded", "TenFlangGrade", "autograde_pipeline",
+           "feedback_pipeline"]
 
 
 def _source(cell: NotebookNode) -> str:
@@ -63,6 +65,7 @@ class TenFlangGrade(NbGraderPreprocessor):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if cell.cell_type == "code" and utils.is_solution(cell) and grade_id in answers:
                 submitted.setdefault(grade_id, _source(cell))
+        _skipped(nb)
         grader = Grader(teacher, submitted, about["student"], sandbox=self.sandbox,
                         secret=self.secret)
         try:
@@ -79,9 +82,49 @@ class TenFlangGrade(NbGraderPreprocessor):
         return nb, resources
 
 
+def _tags(cell: NotebookNode) -> list[str]:
+    return [t for t in cell.metadata.get("tags", []) if t != SKIP]
+
+
+class SkipUnneeded(NbGraderPreprocessor):
+    """Tag the cells the kernel need not run (:mod:`.skip`): nbgrader's ``Execute`` skips
+    them when ``c.Execute.skip_cells_with_tag`` is :data:`~.skip.SKIP` (``configure``)."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict
+                   ) -> tuple[NotebookNode, ResourcesDict]:
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        runs = needs([_source(c) for c in code], [bool(c.metadata.get("nbgrader")) for c in code])
+        for cell, run in zip(code, runs, strict=True):
+            tags = _tags(cell)
+            if not run:
+                tags.append(SKIP)
+            if tags:
+                cell.metadata["tags"] = tags
+            else:
+                cell.metadata.pop("tags", None)
+        self.log.info("the kernel runs %d of %d code cells", sum(runs), len(code))
+        return nb, resources
+
+
+def _skipped(nb: NotebookNode) -> None:
+    """The cells the kernel skipped get a note as their output, and their tag off."""
+    for cell in nb.cells:
+        if SKIP in cell.metadata.get("tags", []):
+            if cell.get("execution_count") is None and not cell.get("outputs"):
+                cell.outputs = [from_dict({"output_type": "stream", "name": "stdout",
+                                           "text": NOTE})]
+            tags = _tags(cell)
+            if tags:
+                cell.metadata["tags"] = tags
+            else:
+                cell.metadata.pop("tags", None)
+
+
 def autograde_pipeline() -> list[Any]:
-    """nbgrader's autograde preprocessors with :class:`TenFlangGrade` before its scoring."""
+    """nbgrader's autograde preprocessors with :class:`SkipUnneeded` before its kernel's run
+    and :class:`TenFlangGrade` before its scoring."""
     steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
+    steps.insert(steps.index(Execute), SkipUnneeded)
     steps.insert(steps.index(SaveAutoGrades), TenFlangGrade)
     assert Execute in steps  # the student's kernel still runs: its outputs are feedback
     return steps
