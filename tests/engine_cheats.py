@@ -25,7 +25,7 @@ class GuardBackOn(EngineCheat):
 
     name = "guard_back_on"
     went_for: ClassVar[set[str]] = {"forward_check", "backward_check"}
-    refused = "switched off while the check runs your engine"
+    refused = "which the check switches off"
     answers: ClassVar[dict[str, str]] = {
         "forward_answer": (
             "def forward(program, values):\n"

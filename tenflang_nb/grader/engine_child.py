@@ -45,6 +45,16 @@ REFUSED = ("import", "compile", "exec", "marshal.", "open", "code.__new__", "fun
            "cpython.", "mmap.", "winreg.", "webbrowser.", "urllib.", "http.", "ftplib.")
 
 
+ASKED: list[str] = []  # what the current call asked of the package's (the check says so)
+
+
+def _asked(name: str) -> str:
+    """What asking for ``name`` (a module, a ``tf.`` attribute) is, as the check says it."""
+    running = ("plan", "interpret", "evaluate", "train", "fused", "run")
+    return ("the package's interpreter" if any(w in name.lower() for w in running)
+            else "the package's compiler")
+
+
 class Tools:
     """``tf`` inside the check: the tools an engine is built from, nothing else."""
 
@@ -54,6 +64,7 @@ class Tools:
     Step, Program, TenFlangError = Step, Program, TenFlangError
 
     def __getattr__(self, name: str) -> Any:
+        ASKED.append(_asked(name))
         raise AttributeError(f"tf.{name} is not available while the check runs your engine: "
                              "it grades your engine, not the package's (an engine needs "
                              "tf.steps, tf.ops.value and tf.ops.local_partials)")
@@ -69,6 +80,8 @@ def seal(code: CodeType) -> None:
             pending.clear()
             return
         if any(event == r or (r.endswith(".") and event.startswith(r)) for r in REFUSED):
+            if event == "import" and args and str(args[0]).startswith("tenflang_nb"):
+                ASKED.append(_asked(str(args[0])))
             shown = f"{event} {args[0]!r}"[:120] if args else event
             raise PermissionError(f"{shown}: switched off while the check runs your engine")
 
@@ -162,11 +175,13 @@ def main() -> None:
         request = json.loads(line)
         args = [decode(a) for a in request["args"]]
         answer: dict[str, Any] = {"result": None, "raised": None}
+        ASKED.clear()
         try:
             answer["result"] = encode(space[request["call"]](*args))
             answer["after"] = [encode(a) if isinstance(a, dict) else None for a in args]
         except BaseException as err:
             answer["raised"] = raised(err)
+        answer["asked"] = ASKED[:1]
         reply(answer)
 
 
