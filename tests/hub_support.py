@@ -120,10 +120,11 @@ def unique_names(prefix: str, count: int) -> list[str]:
 class Hub:
     """JupyterHub as root on 127.0.0.1: DummyAuthenticator (nobody logs in: the people act
     through tokens made by the hub's REST API), LocalProcessSpawner, its database, cookie
-    secret and configuration in ``folder``."""
+    secret and configuration in ``folder`` (``python_config``: Python run after it, for what
+    JSON cannot say)."""
 
     def __init__(self, folder: Path, users: list[str], admins: list[str],
-                 environment: dict[str, str]) -> None:
+                 environment: dict[str, str], python_config: str = "") -> None:
         self.folder = folder
         self.port, hub_port, api_port = free_port(), free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -148,14 +149,26 @@ class Hub:
                         "environment": environment, "start_timeout": 180,
                         "http_timeout": 180, "default_url": "/lab"},
         }
-        (folder / "jupyterhub_config.json").write_text(json.dumps(config, indent=1))
+        config_file = folder / "jupyterhub_config.json"
+        if python_config:  # what JSON cannot say (a callable's value): Python after it
+            # (not beside a jupyterhub_config.json: traitlets would load that one over it)
+            plain = folder / "settings.json"
+            plain.write_text(json.dumps(config, indent=1))
+            config_file = folder / "jupyterhub_config.py"
+            config_file.write_text(
+                "import json\nc = get_config()  # noqa: F821\n"
+                f"for _section, _values in json.load(open({str(plain)!r})).items():\n"
+                "    for _key, _value in _values.items():\n"
+                "        setattr(getattr(c, _section), _key, _value)\n" + python_config)
+        else:
+            config_file.write_text(json.dumps(config, indent=1))
         env = dict(os.environ)
         env["PATH"] = os.pathsep.join([str(VENV_BIN), str(CHP_BIN), env.get("PATH", "")])
         self.log = folder / "jupyterhub.log"
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
                 [*reachable_prefix(folder, [CHP_PREFIX]), str(VENV_BIN / "jupyterhub"), "-f",
-                 str(folder / "jupyterhub_config.json")],
+                 str(config_file)],
                 cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True)
         try:

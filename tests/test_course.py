@@ -11,7 +11,9 @@ so they are not wrong in the course: the report is what catches them).
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 import stat
 import subprocess
@@ -28,6 +30,7 @@ from tenflang_nb.course.report import report, suspicious_names
 from tenflang_nb.course.solve import cell_source, nbgrader_meta, solution
 
 SECRET = "course-secret-for-the-tests"
+PROBE = "examples/xor/training_data.txt"  # a file 06's assignment holds
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -181,7 +184,8 @@ def test_report_flags_each_kind_and_leaves_an_honest_submission_alone(tmp_path: 
 # ---------------------------------------------------------------------- real nbgrader
 
 STUDENTS = {"05_exercises": ("ada", "bea", "cyd", "dan"),
-            "06_when_training_fails": ("ada",),  # 40 s a student: its numbers do not vary
+            # eve: solve's answers and a line that reads a file of the assignment's
+            "06_when_training_fails": ("ada", "eve"),
             "07_your_own_engine": ("ada", "bea", "dan")}
 # the checks whose right answer depends on the student's numbers (05's examples) or on the
 # model drawn for them (05's exercises 10 to 14)
@@ -239,6 +243,12 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             if student == "bea":
                 folder.mkdir(parents=True)
                 shutil.copy(solved, folder / notebook)
+            elif student == "eve":
+                nb = json.loads(_solved_for(course, assignment, "eve").read_text())
+                (answer,) = [c for c in nb["cells"] if nbgrader_meta(c).get("solution")][:1]
+                answer["source"] = f"print(open({PROBE!r}).readline())\n" + cell_source(answer)
+                shutil.copytree(release, folder)
+                (folder / notebook).write_text(json.dumps(nb))
             else:  # as released, with the examples beside it
                 shutil.copytree(release, folder)
             if student == "dan":
@@ -253,6 +263,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                     (nb,) = gb.find_submission(assignment, student).notebooks
                     scores[(assignment, student)] = {g.name: (g.score, g.max_score)
                                                      for g in nb.grades}
+        run_nbgrader(course, "generate_feedback", assignment, "--force")
         said = _cli("report", str(course), assignment)
         print(said.stdout)  # the flags, in the log
         reports[assignment] = {s.student: s for s in report(course, assignment)}
@@ -278,11 +289,34 @@ def test_solve_gets_full_marks_and_blank_none(graded: dict[str, Any], assignment
 @pytest.mark.slow
 def test_the_sandboxed_kernel_reads_the_files_inside_the_assignment(graded: dict[str, Any]
                                                                      ) -> None:
-    graded_06 = (graded["course"] / "autograded/ada/06_when_training_fails"
-                 / ASSIGNMENTS["06_when_training_fails"])
-    errors = [o for c in json.loads(graded_06.read_text())["cells"] for o in c.get("outputs", [])
-              if o["output_type"] == "error"]
-    assert errors == []  # 06 trains on examples/... in every section: none is missing
+    course, six = graded["course"], "06_when_training_fails"
+    cells = json.loads((course / "autograded/eve" / six / ASSIGNMENTS[six]).read_text())["cells"]
+    assert [o for c in cells for o in c.get("outputs", []) if o["output_type"] == "error"] == []
+    (answer,) = [c for c in cells if nbgrader_meta(c).get("solution")][:1]
+    first = (course / "release" / six / PROBE).read_text().splitlines()[0]
+    assert first and first in "".join(o.get("text", "") if isinstance(o.get("text"), str)
+                                      else "".join(o.get("text", []))
+                                      for o in answer["outputs"])
+    assert _total(graded["scores"][(six, "eve")])[0] == _total(graded["scores"][(six, "ada")])[0]
+
+
+@pytest.mark.slow
+def test_the_kernel_runs_only_what_the_answers_need(graded: dict[str, Any]) -> None:
+    """At autograde the kernel runs the nbgrader cells and the cells they read from: 06's
+    tutorial cells get a note instead of outputs; 07's helper that its answer cells call runs
+    (no answer cell fails for want of it)."""
+    course = graded["course"]
+    ran = {}
+    for assignment in ("06_when_training_fails", "07_your_own_engine"):
+        cells = [c for c in json.loads((course / "autograded/ada" / assignment
+                                        / ASSIGNMENTS[assignment]).read_text())["cells"]
+                 if c["cell_type"] == "code"]
+        said = json.dumps([c.get("outputs", []) for c in cells])
+        assert "not run by the autograder" in said
+        assert '"output_type": "error"' not in said
+        ran[assignment] = {cell_source(c).split("(")[0]: c["execution_count"] is not None
+                           for c in cells if cell_source(c).startswith("def ")}
+    assert ran["07_your_own_engine"]["def rounded"]  # the answers' helper
 
 
 @pytest.mark.slow
@@ -307,3 +341,28 @@ def test_report_flags_the_copies_and_never_an_honest_submission(graded: dict[str
         if "dan" in kinds:  # in 07 the practice solution is solve's too: identical
             assert "the practice solution" in kinds["dan"]
             assert kinds["dan"] <= {"the practice solution", "identical submissions"}
+
+
+def _hidden_lines(notebook: dict[str, Any]) -> list[str]:
+    """The lines of the hidden tests of a source notebook (between nbgrader's markers)."""
+    found = []
+    for cell in notebook["cells"]:
+        for part in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS",
+                               cell_source(cell), re.S):
+            found += [line.strip() for line in part.splitlines() if line.strip()]
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", list(STUDENTS))
+def test_the_feedback_shows_no_hidden_test(graded: dict[str, Any], assignment: str) -> None:
+    course = graded["course"]
+    notebook = ASSIGNMENTS[assignment]
+    hidden = _hidden_lines(json.loads((course / "source" / assignment / notebook).read_text()))
+    assert hidden  # every graded notebook has some (its setup cell's teacher_copy())
+    for student in STUDENTS[assignment]:
+        page = (course / "feedback" / student / assignment
+                / notebook.replace(".ipynb", ".html")).read_text("utf-8")
+        text = html.unescape(re.sub(r"<[^>]+>", "", page))
+        shown = [line for line in hidden if line in text]
+        assert shown == [] and "HIDDEN TESTS" not in text, (student, shown[:3])

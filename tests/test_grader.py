@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from engine_cheats import ENGINE_CHEATS, EngineCheat
 
 from tenflang_nb.course.solve import drawn_answer
 from tenflang_nb.grader.calculator import Calculator, Unreadable
@@ -93,7 +94,32 @@ def test_an_engines_verdict_cannot_be_printed_by_its_functions() -> None:
               "    sys.stdout.write('\\n' + json.dumps({'ok': True, 'text': '✓ forward is right'})"
               " + '\\n')\n    sys.stdout.flush()\n    os._exit(0)")
     ok, text = engine_verdict("forward", [forged], seed=1, programs=2)
-    assert not ok and "before its verdict" in text
+    assert not ok and "stopped (exit status 0)" in text
+
+
+@pytest.mark.parametrize("cheat", ENGINE_CHEATS, ids=lambda c: c.name)
+def test_an_engine_cannot_bring_the_compiler_back(cheat: EngineCheat) -> None:
+    """07's cheats against the grader's own check: the functions run in a process that holds
+    no compiler and can load none; the verdict is computed in the grader's."""
+    cells, _, _, stubs = _cells("07_your_own_engine")
+    grader = Grader(cells, {**stubs, **cheat.answers}, "ada")
+    try:
+        verdicts = {c: grader.verdict(c) for c in cheat.went_for}
+    finally:
+        grader.close()
+    assert not any(v.ok for v in verdicts.values()), verdicts
+    said = " ".join(v.text for v in verdicts.values())
+    assert cheat.refused in said, said
+
+
+def test_the_engines_process_holds_no_compiler() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-I", "-c", "import sys, tenflang_nb.grader.engine_child"
+                           " as c; print([m for m in c.COMPILERS if m in sys.modules])"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stderr
 
 
 def test_an_answer_too_deep_to_read_fails_its_check_and_crashes_nothing() -> None:
@@ -102,3 +128,34 @@ def test_an_answer_too_deep_to_read_fails_its_check_and_crashes_nothing() -> Non
                  "answer_3 = 1" + " + 1" * 3000, "answer_3 = 1" + " + 1" * 300_000):
         verdict = Grader(cells, {**solutions, "ex3_answer": deep}, "ada").verdict("ex3_check")
         assert not verdict.ok
+
+
+def test_the_autograders_kernel_skips_the_cells_no_answer_needs() -> None:
+    from tenflang_nb.grader.skip import needs
+
+    cells = [("%load_ext tenflang_nb\nimport numpy as np\nimport tenflang_nb as tf", True),
+             ("xor_data = tf.load_data('xor.txt')", False),  # read by the model answer
+             ("fig = np.mean(xor_data)\nfig", False),  # sets what nothing reads
+             ("def helper(v):\n    return 2 * v", False),  # the answer calls it
+             ("model.weights['w'] = 1.0", False),  # changes model, which an answer reads
+             ("tf.grading.check_answer = print", False),  # a module's attribute: skipped
+             ("%%tenflang mine --train xor_data\ndeclare loss L", True),
+             ("answer_3 = helper(0.5)\nprint(model)", True),
+             ("x = (", False)]  # no Python: skipped
+    runs = needs([c for c, _ in cells], [g for _, g in cells])
+    assert runs == [True, True, False, True, True, False, True, True, False]
+
+
+def test_the_shipped_notebooks_keep_every_cell_their_answers_use() -> None:
+    from tenflang_nb.grader.skip import names, needs
+
+    for name in GRADED:
+        cells = [c for c in json.loads((REPO / "notebooks" / f"{name}.ipynb").read_text(
+            "utf-8"))["cells"] if c["cell_type"] == "code"]
+        sources = ["".join(c["source"]) for c in cells]
+        runs = needs(sources, [bool(c["metadata"].get("nbgrader")) for c in cells])
+        kept = set().union(*(names(s)[0] for s, r in zip(sources, runs, strict=True) if r))
+        read = set().union(*(names(s)[2] for s, r in zip(sources, runs, strict=True) if r))
+        skipped = set().union(*(names(s)[0] for s, r in zip(sources, runs, strict=True)
+                                if not r))
+        assert not (read & skipped) - kept, (name, (read & skipped) - kept)

@@ -1,4 +1,4 @@
-"""Cheats against the autograde of notebook 05 (issue 24), through real nbgrader in a course
+"""Cheats against the autograde of notebooks 05 and 07 (issue 24), through real nbgrader in a course
 configured as the teachers' page says (``tenflang_nb.grader.config.configure``): the grade
 computed in nbgrader's own process, the submissions run in the sandboxed kernel.
 
@@ -6,7 +6,10 @@ Each cheat is a class: the cells it adds after the setup cell, what it writes in
 cells, the files it submits beside the notebook, and the checks it goes for. A blank
 submission scores 0, the solutions full marks, and each cheat at most 10% of the points it
 went for. (``grade_course(root, PLAIN)`` grades the same submissions under nbgrader's own
-configuration: there, with the package as it was before issue 24, they scored.)
+configuration: there, with the package as it was before issue 24, they scored.) 07's cheats
+(``engine_cheats.py``: the compilers' switch turned back on from inside a function, the
+verdict's token read from memory) score at most a tenth too, and ``tenflang-course report``
+flags each of them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from engine_cheats import ENGINE_CHEATS, EngineCheat
 from nbgrader_support import PATH, run_nbgrader
 
 from tenflang_nb.course.solve import drawn_answer
@@ -29,6 +33,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "05_exercises.ipynb"
+ENGINE = REPO / "notebooks" / "07_your_own_engine.ipynb"
 ASSIGNMENT = "lab"
 NUMBERS = {"ex3_check", "ex9_check"}  # the checks of the numeric answers
 HARDENED = """\
@@ -60,6 +65,9 @@ class Cheat:
     name: ClassVar[str]
     went_for: ClassVar[set[str] | None] = None  # the checks it goes for (None: all)
     cells: ClassVar[tuple[str, ...]] = ()
+    # where the cells go: added after the setup cell (None), or at the top of an answer cell
+    # (the kernel runs an added cell only when an answer reads what it sets)
+    into: ClassVar[str | None] = None
     answers: ClassVar[dict[str, str]] = {}  # grade id -> the answer cell's new source
 
     def files(self, folder: Path, root: Path) -> None:
@@ -138,6 +146,7 @@ class ReadTheSource(Cheat):
     kernel runs the cell (an input transformer): the kernel's checks see right answers."""
 
     name = "read_source"
+    into = "ex3_answer"
     cells = ("import glob, json\n"
              "found = glob.glob('../../../source/*/05_exercises.ipynb') + "
              "glob.glob('{ROOT}/source/*/05_exercises.ipynb')\n"
@@ -156,6 +165,7 @@ class WriteTheGradebook(Cheat):
     """Full marks written into the gradebook, for every student graded so far."""
 
     name = "write_gradebook"
+    into = "ex3_answer"
     cells = ("import glob, sqlite3\n"
              "found = glob.glob('../../../gradebook.db') + glob.glob('{ROOT}/gradebook.db')\n"
              "with sqlite3.connect(found[0]) as db:\n"
@@ -165,6 +175,15 @@ class WriteTheGradebook(Cheat):
 
 CHEATS = [ReplaceTheChecks(), TransformerPasses(), NoNbgraderExecution(), TeacherCopy(),
           FloatSubclass(), ShadowPackage(), ReadTheSource(), WriteTheGradebook()]
+
+
+def _as_cheat(engine: EngineCheat) -> Cheat:
+    """07's cheat (answer cells only) as a submission of this file's kind."""
+    return type(type(engine).__name__, (Cheat,), {
+        "name": engine.name, "went_for": engine.went_for, "answers": engine.answers})()
+
+
+CHEATS_07 = [_as_cheat(c) for c in ENGINE_CHEATS]
 
 
 def _submission(release: dict[str, Any], source: dict[str, Any], cheat: Cheat | None,
@@ -185,31 +204,38 @@ def _submission(release: dict[str, Any], source: dict[str, Any], cheat: Cheat | 
         for cell in nb["cells"]:
             if _meta(cell).get("grade_id") in cheat.answers:
                 cell["source"] = cheat.answers[_meta(cell)["grade_id"]]
-        setup = next(i for i, c in enumerate(nb["cells"]) if _meta(c).get("grade_id") == "setup")
-        nb["cells"][setup + 1:setup + 1] = [_code(c) for c in cheat.code(root)]
+        if cheat.into is not None:
+            (cell,) = [c for c in nb["cells"] if _meta(c).get("grade_id") == cheat.into]
+            cell["source"] = "\n".join([*cheat.code(root), _source(cell)])
+        else:
+            setup = next(i for i, c in enumerate(nb["cells"])
+                         if _meta(c).get("grade_id") == "setup")
+            nb["cells"][setup + 1:setup + 1] = [_code(c) for c in cheat.code(root)]
     return nb
 
 
-def grade_course(root: Path, config: str) -> dict[str, dict[str, tuple[float, float]]]:
-    """A course in ``root`` with ``config`` as its nbgrader_config.py: 05 released, a blank,
-    a solved and one submission per cheat autograded; the scores by student and check."""
+def grade_course(root: Path, config: str, notebook: Path = NOTEBOOK,
+                 cheats: list[Cheat] = CHEATS) -> dict[str, dict[str, tuple[float, float]]]:
+    """A course in ``root`` with ``config`` as its nbgrader_config.py: ``notebook`` released,
+    a blank, a solved and one submission per cheat autograded; the scores by student and
+    check."""
     from nbgrader.api import Gradebook
 
     (root / "nbgrader_config.py").write_text(config)
     (root / "source" / ASSIGNMENT).mkdir(parents=True)
-    shutil.copy(NOTEBOOK, root / "source" / ASSIGNMENT / NOTEBOOK.name)
+    shutil.copy(notebook, root / "source" / ASSIGNMENT / notebook.name)
     run_nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
-    source = json.loads(NOTEBOOK.read_text("utf-8"))
-    release = json.loads((root / "release" / ASSIGNMENT / NOTEBOOK.name).read_text("utf-8"))
+    source = json.loads(notebook.read_text("utf-8"))
+    release = json.loads((root / "release" / ASSIGNMENT / notebook.name).read_text("utf-8"))
     # autograded in the order of their ids: the gradebook's writer after the blank one
     students: dict[str, tuple[Cheat | None, bool]] = {"blank": (None, False),
                                                       "solved": (None, True)}
-    students.update({f"cheat_{c.name}": (c, False) for c in CHEATS})
+    students.update({f"cheat_{c.name}": (c, False) for c in cheats})
     for student, (cheat, solved) in students.items():
         folder = root / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
         nb = _submission(release, source, cheat, solved, root, student)
-        (folder / NOTEBOOK.name).write_text(json.dumps(nb, indent=1))
+        (folder / notebook.name).write_text(json.dumps(nb, indent=1))
         if cheat is not None:
             cheat.files(folder, root)
     run_nbgrader(root, "autograde", ASSIGNMENT, "--force")
@@ -265,3 +291,46 @@ def test_the_sandbox_hides_the_course_and_keeps_its_files(hardened: dict[str, An
     assert "IndexError" in said  # neither ../../../gradebook.db nor the course's own path
     read = root / "autograded" / "cheat_read_source" / ASSIGNMENT / NOTEBOOK.name
     assert "IndexError" in json.dumps(json.loads(read.read_text("utf-8"))["cells"])
+    # a cell the student added that sets nothing an answer reads is not run at all (its
+    # note says so); replace_checks's is run (it imports tf again, which the checks read)
+    added = root / "autograded" / "cheat_input_transformer" / ASSIGNMENT / NOTEBOOK.name
+    cells = json.loads(added.read_text("utf-8"))["cells"]
+    setup = next(i for i, c in enumerate(cells) if _meta(c).get("grade_id") == "setup")
+    assert "not run by the autograder" in json.dumps(cells[setup + 1]["outputs"])
+
+
+@pytest.fixture(scope="module")
+def engine_course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """07 graded in the sandbox: a blank, a solved and one submission per engine cheat, and
+    the report on them (``report`` reads the course's assignment by its own name)."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("the sandbox needs bubblewrap (scripts/setup installs it)")
+    from tenflang_nb.course.report import report
+
+    root = tmp_path_factory.mktemp("engine_course")
+    scores = grade_course(root, HARDENED, ENGINE, CHEATS_07)
+    # report knows the graded assignments by their names: the same course, named as it does
+    for folder in [root / "source", root / "release", *(root / "submitted").iterdir()]:
+        (folder / ASSIGNMENT).rename(folder / ENGINE.stem)
+    flags = {s.student: [f.kind for f in s.flags] for s in report(root, ENGINE.stem)}
+    for cheat in CHEATS_07:
+        got, most = _went_for(cheat, scores[f"cheat_{cheat.name}"])
+        print(f"{cheat.name}: {got:g} of {most:g} points; report: {flags[f'cheat_{cheat.name}']}")
+    return {"scores": scores, "flags": flags}
+
+
+def test_07_blank_scores_nothing_and_the_solutions_everything(engine_course: dict[str, Any]
+                                                              ) -> None:
+    scores = engine_course["scores"]
+    assert sum(most for _, most in scores["solved"].values()) == 10
+    assert sum(s for s, _ in scores["blank"].values()) == 0
+    assert sum(s for s, _ in scores["solved"].values()) == 10
+    assert engine_course["flags"]["blank"] == []
+
+
+@pytest.mark.parametrize("cheat", CHEATS_07, ids=lambda c: c.name)
+def test_an_engine_cheat_scores_at_most_a_tenth_and_is_flagged(engine_course: dict[str, Any],
+                                                               cheat: Cheat) -> None:
+    got, most = _went_for(cheat, engine_course["scores"][f"cheat_{cheat.name}"])
+    assert most > 0 and got <= 0.1 * most, (cheat.name, got, most)
+    assert "reaches into the grading" in engine_course["flags"][f"cheat_{cheat.name}"]

@@ -2,16 +2,20 @@
 system user whose server the hub spawns (LocalProcessSpawner); everything goes through the
 hub's REST API, each user's Jupyter Server (contents, sessions) and their kernels' websockets.
 
-The teacher makes a course as docs/teachers.md says (its nbgrader_config.py, its commands),
-releases the first three exercises of notebook 05; each student fetches them, runs them in
-their own kernel with their own answers (right, partly wrong, blank, and one who goes after a
-classmate's submission in the exchange) and submits; the teacher collects, autogrades in the
-sandbox, releases feedback; each student fetches their own. The exchange is nbgrader's folder,
-its submissions private (tenflang_nb.grader.exchange.PrivateSubmit)."""
+The teacher makes the course with the teachers' page's commands (``tenflang-course new``
+with a secret: the graded variant), releases notebook 05; the hub gives each student's server
+their key (the page's snippet); each student fetches it, runs it in their own kernel with
+their own answers (right, partly right, blank, and one who goes after a classmate's
+submission in the exchange) and submits; the teacher collects, autogrades in the sandbox,
+releases feedback, exports, reports; each student fetches their own feedback. The right
+answers are ``tenflang-course solve``'s for each student, the expected scores the released
+notebook's points: nothing here knows 05's exercises. The exchange is nbgrader's folder, its
+submissions private (tenflang_nb.grader.exchange.PrivateSubmit)."""
 
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 import shutil
@@ -25,73 +29,82 @@ from typing import Any
 import pytest
 from hub_support import VENV_BIN, Hub, Kernel, Server, Users, missing, unique_names
 
+from tenflang_nb.course.layout import SECRET_FILE
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "teachers.md"
-NOTEBOOK = "05_exercises.ipynb"
-COURSE, ASSIGNMENT = "tenflang", "lab05"
-LAST_CELL = "ex3_check"  # the part released: setup, exercises 1 to 3 (7 points)
-POINTS = 7
-EX3_CHOICES = {"x": [-2, -1.5, -1, -0.5, 0.5, 1, 1.5, 2], "y": [0, 0.25, 0.75, 1], "w": [0]}
-# what each student writes, by answer cell (None: the cell as fetched); the scores they get
-WRONG_EX2 = "%%tenflang_check seed ex2 --require o,z,w\ndefine d/lambda/d/o = d/lambda/d/diff\n" \
-            "define d/lambda/d/z = d/lambda/d/o\ndefine d/lambda/d/w = mul d/lambda/d/z x\n"
-KINDS = {"right": POINTS, "partly": 2, "blank": 0, "cheat": 0}
+ASSIGNMENT = "05_exercises"
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+SECRET = "the-class-tests-secret"
 CLASS = ["right", "right", "right", "right", "partly", "partly", "blank", "blank", "cheat"]
 DENIED = "PermissionError"
 
 
 def teacher_steps() -> list[str]:
-    """The teacher's commands: the bash block of the teachers' page that releases, collects
-    and returns, as the test runs them (so the page is what ran)."""
-    text = DOCS.read_text()
-    block = re.search(r"```bash\n(nbgrader generate_assignment.*?)```", text, re.S)
-    assert block, "docs/teachers.md lost its block of nbgrader commands"
-    return [line.split("#")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+    """The teachers' page's block of commands (a course in one command), as the test runs
+    them (so the page is what ran)."""
+    block = re.search(r"```bash\n(tenflang-course new .*?)```", DOCS.read_text(), re.S)
+    assert block, "docs/teachers.md lost its block of the course's commands"
+    return [line.split("#")[0].strip() for line in block.group(1).splitlines()
+            if line.split("#")[0].strip()]
 
 
-def course_config(exchange: Path) -> str:
-    """The course's nbgrader_config.py: the teachers' page's, with this course and exchange."""
-    block = re.search(r"```python\n(from tenflang_nb\.grader\.config import configure\n.*?)```",
-                      DOCS.read_text(), re.S)
-    assert block, "docs/teachers.md lost its nbgrader_config.py"
-    text = block.group(1)
-    for old, new in (('course_id = "..."', f'course_id = "{COURSE}"'),
-                     ('"/srv/nbgrader/exchange"', f'"{exchange}"')):
-        assert text.count(old) == 1, f"the page's nbgrader_config.py has no {old}"
-        text = text.replace(old, new)
-    return text
+def python_block(marker: str) -> str:
+    """The teachers' page's Python block that holds ``marker``."""
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", DOCS.read_text(), re.S)
+              if marker in b]
+    assert len(blocks) == 1, f"docs/teachers.md has {len(blocks)} Python blocks with {marker}"
+    return blocks[0]
 
 
-def part_of_05() -> dict[str, Any]:
-    notebook = json.loads((REPO / "notebooks" / NOTEBOOK).read_text())
-    ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in notebook["cells"]]
-    notebook["cells"] = notebook["cells"][:ids.index(LAST_CELL) + 1]
+def key_config(secret_file: Path) -> str:
+    """The hub's configuration that gives each student's server their key: the page's
+    snippet, with this course's secret file."""
+    text = python_block("TENFLANG_COURSE_KEY")
+    paths = re.findall(r'Path\("([^"]+)"\)', text)
+    assert len(paths) == 1, "the page's key snippet names no secret file"
+    return text.replace(paths[0], str(secret_file))
+
+
+def layout(notebook: dict[str, Any]) -> tuple[list[str], dict[str, tuple[float, set[str]]]]:
+    """A released notebook's answer cells (in order) and its checks worth points, each with
+    its points and the answer cells it checks (those since the check before it)."""
+    answers: list[str] = []
+    checks: dict[str, tuple[float, set[str]]] = {}
+    since: set[str] = set()
     for cell in notebook["cells"]:
-        if cell["cell_type"] == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-    return notebook
-
-
-def solutions() -> dict[str, str]:
-    """The teacher's answer cells, solution markers taken out: a right student's answers."""
-    found = {}
-    for cell in part_of_05()["cells"]:
         meta = cell["metadata"].get("nbgrader", {})
         if meta.get("solution"):
-            source = "".join(cell["source"])
-            found[meta["grade_id"]] = re.sub(r"### (BEGIN|END) SOLUTION\n?", "", source)
+            answers.append(meta["grade_id"])
+            since.add(meta["grade_id"])
+        elif meta.get("grade") and meta.get("points"):
+            checks[meta["grade_id"]] = (float(meta["points"]), since)
+            since = set()
+    return answers, checks
+
+
+def chosen(kind: str, answers: list[str]) -> list[str]:
+    """The answer cells a student of ``kind`` answers (with solve's answers): all, the first
+    half, none."""
+    return {"right": answers, "partly": answers[:len(answers) // 2]}.get(kind, [])
+
+
+def expected(kind: str, notebook: dict[str, Any]) -> float:
+    """The score of a student of ``kind``: the points of every check whose answers they gave."""
+    answers, checks = layout(notebook)
+    given = set(chosen(kind, answers))
+    return sum(points for points, needs in checks.values() if needs <= given)
+
+
+def hidden_lines(notebook: dict[str, Any]) -> list[str]:
+    found = []
+    for cell in notebook["cells"]:
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        for part in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", source, re.S):
+            found += [line.strip() for line in part.splitlines() if line.strip()]
     return found
-
-
-def answers(kind: str) -> dict[str, str]:
-    if kind == "right":
-        return solutions()
-    if kind == "partly":  # exercise 1 right, 2 wrong, 3 a number that is nobody's answer
-        return {"ex1_answer": solutions()["ex1_answer"], "ex2_answer": WRONG_EX2,
-                "ex3_answer": "answer_3 = 0.3\n"}
-    return {}
 
 
 @dataclass
@@ -101,6 +114,7 @@ class Class:
     students: list[str]
     exchange: Path
     homes: Path
+    course: str  # the course's folder in the teacher's home, and its id
 
 
 @pytest.fixture
@@ -108,6 +122,7 @@ def hub_class() -> Iterator[Class]:
     reason = missing()
     if reason:
         pytest.skip(reason)
+    course = teacher_steps()[0].split()[2]  # `tenflang-course new NAME`: the course's id
     root = Path(tempfile.mkdtemp(prefix="tenflang-hub-", dir="/tmp"))
     root.chmod(0o755)
     (root / "home").mkdir(mode=0o755)
@@ -117,9 +132,9 @@ def hub_class() -> Iterator[Class]:
     etc = root / "etc"  # what an image has in /etc/jupyter: every server's nbgrader config
     etc.mkdir(mode=0o755)
     (etc / "nbgrader_config.py").write_text(
-        f"c = get_config()\nc.CourseDirectory.course_id = {COURSE!r}\n"
+        f"c = get_config()\nc.CourseDirectory.course_id = {course!r}\n"
         f"c.Exchange.root = {str(exchange)!r}\n"
-        "c.ExchangeFactory.submit = 'tenflang_nb.grader.exchange.PrivateSubmit'\n")
+        + python_block("ExchangeFactory.submit"))
     (root / "hub").mkdir(mode=0o700)
     users = Users(root / "home")
     names = unique_names("tfc", 1 + len(CLASS))
@@ -127,11 +142,13 @@ def hub_class() -> Iterator[Class]:
     try:
         for name in names:
             users.add(name)
+        secret_file = root / "home" / names[0] / course / SECRET_FILE
         hub = Hub(root / "hub", names, names[:1], {
             "JUPYTER_CONFIG_PATH": str(etc),
-            "PATH": f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"})
-        hub.spawn(names)
-        yield Class(hub, names[0], names[1:], exchange, root / "home")
+            "PATH": f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"},
+            python_config=key_config(secret_file))
+        hub.spawn(names[:1])  # the students' once the course (its secret) is made
+        yield Class(hub, names[0], names[1:], exchange, root / "home", course)
     finally:
         if hub is not None:
             hub.stop()
@@ -153,22 +170,16 @@ def shell(kernel: Kernel, command: str, cwd: str = "~") -> str:
     return said
 
 
-def make_dirs(server: Server, path: str) -> None:
-    parts = path.split("/")
-    for i in range(1, len(parts) + 1):
-        server.api("PUT", "/contents/" + "/".join(parts[:i]), {"type": "directory"})
-
-
 def home_kernel(server: Server) -> Kernel:
     return Kernel(server, server.api("POST", "/kernels", {"name": "python3"})["id"])
 
 
-def work(server: Server, kind: str) -> dict[str, Any]:
-    """A student fills in the fetched notebook, saves it and runs it top to bottom in a
-    kernel of its own; what the kernel says of their id and their example."""
+def work(server: Server, mine: dict[str, str]) -> dict[str, Any]:
+    """A student fills in the fetched notebook (``mine``: answer cells by grade id), saves it
+    and runs it top to bottom in a kernel of its own; what the kernel says of their id, key
+    and draws."""
     path = f"{ASSIGNMENT}/{NOTEBOOK}"
     notebook = server.get_file(path)
-    mine = answers(kind)
     for cell in notebook["cells"]:
         grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
         if grade_id in mine:
@@ -181,12 +192,13 @@ def work(server: Server, kind: str) -> dict[str, Any]:
                for c in notebook["cells"] if c["cell_type"] == "code"]
         assert ran[0].error is None, ran[0].error  # the setup cell
         seen = kernel.run("import json\nfrom tenflang_nb.notebook.grading_mode import "
-                          "GRADING\nprint(json.dumps([GRADING.student, example_3]))")
+                          "GRADING\nprint(json.dumps([GRADING.student, GRADING.key, "
+                          "GRADING.seed('example/ex3')]))")
         assert seen.error is None, seen.error
-        student, example = json.loads(seen.text)
+        student, key, seed = json.loads(seen.text)
     finally:
         kernel.close()
-    return {"student": student, "example": example}
+    return {"student": student, "key": key, "seed": seed}
 
 
 ATTEMPTS = """\
@@ -216,46 +228,64 @@ print(json.dumps(_found))
 def go_after(kernel: Kernel, cls: Class, victim: str) -> dict[str, str]:
     """What a student's kernel can do to a classmate's submission and feedback, given its
     path in the exchange (as if it leaked)."""
-    inbound = cls.exchange / COURSE / "inbound"
+    inbound = cls.exchange / cls.course / "inbound"
     (folder,) = [p for p in inbound.iterdir() if p.name.startswith(f"{victim}+{ASSIGNMENT}+")]
     out = kernel.run(ATTEMPTS.format(
         victim=str(folder), inbound=str(inbound), notebook=NOTEBOOK,
-        feedback=str(cls.exchange / COURSE / "feedback"), home=str(cls.homes / victim)))
+        feedback=str(cls.exchange / cls.course / "feedback"), home=str(cls.homes / victim)))
     assert out.error is None, out.error
     return json.loads(out.text)
 
 
+def solved(teacher: Server, console: Kernel, cls: Class, student: str) -> dict[str, str]:
+    """``tenflang-course solve``'s answer cells for ``student`` (its notebook, read through
+    the teacher's server, then taken out of submitted/: nbgrader grades all there)."""
+    shell(console, f"tenflang-course solve . {ASSIGNMENT} {student}", f"~/{cls.course}")
+    notebook = teacher.get_file(f"{cls.course}/submitted/{student}/{ASSIGNMENT}/{NOTEBOOK}")
+    shell(console, f"rm -r submitted/{student}", f"~/{cls.course}")
+    return {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"])
+            for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution")}
+
+
 def test_a_class_on_jupyterhub(hub_class: Class) -> None:
-    from tenflang_nb.core.grading import draw_example, student_seed
+    from tenflang_nb.core.grading import student_key, student_seed
 
     cls, hub = hub_class, hub_class.hub
     began = time.monotonic()
     steps = teacher_steps()
-    assert [s.split()[1] for s in steps] == [
-        "generate_assignment", "release_assignment", "collect", "autograde",
-        "generate_feedback", "release_feedback", "export"]
-    steps = [s.replace("lab05", ASSIGNMENT) for s in steps]
+    assert [" ".join(s.split()[:2]) for s in steps] == [
+        "tenflang-course new", f"cd {cls.course}", *(f"nbgrader {s}" for s in (
+            "generate_assignment", "release_assignment", "collect", "autograde",
+            "generate_feedback", "release_feedback", "export")), "tenflang-course report"]
+    assert all(ASSIGNMENT in s for s in steps[2:8]) and ASSIGNMENT in steps[-1]
 
-    # the teacher makes the course in their home, as the teachers' page says
+    # the teacher makes the course in their home (with a secret: the graded variant), as the
+    # teachers' page says, and releases 05
     teacher = hub.server(cls.teacher)
-    make_dirs(teacher, f"course/source/{ASSIGNMENT}")
-    teacher.api("PUT", "/contents/course/nbgrader_config.py", {
-        "type": "file", "format": "text", "content": course_config(cls.exchange)})
-    teacher.put_notebook(f"course/source/{ASSIGNMENT}/{NOTEBOOK}", part_of_05())
     console = home_kernel(teacher)
-    for step in steps[:2]:
-        shell(console, step, "~/course")
+    shell(console, f"{steps[0]} --secret {SECRET}")
+    where = f"~/{cls.course}"
+    for step in steps[2:4]:
+        shell(console, step, where)
         print(f"{time.monotonic() - began:.0f} s: {step}")
-
-    # the students: fetch, work, submit (the cheat last, after the classmates submitted)
-    seen: dict[str, dict[str, Any]] = {}
+    release = teacher.get_file(f"{cls.course}/release/{ASSIGNMENT}/{NOTEBOOK}")
+    answers, _ = layout(release)
     kinds = dict(zip(cls.students, CLASS, strict=True))
+    mine = {s: {} for s in cls.students}
+    for student, kind in kinds.items():
+        if chosen(kind, answers):  # the right answers for them: solve's
+            given = solved(teacher, console, cls, student)
+            mine[student] = {g: given[g] for g in chosen(kind, answers)}
+
+    # the students' servers, now that the hub can give each their key
+    hub.spawn(cls.students)
+    seen: dict[str, dict[str, Any]] = {}
     attempts: dict[str, str] = {}
     for student, kind in kinds.items():
         server = hub.server(student)
         home = home_kernel(server)
         shell(home, f"nbgrader fetch_assignment {ASSIGNMENT}")
-        seen[student] = work(server, kind)
+        seen[student] = work(server, mine[student])
         if kind == "cheat":  # feedback/ is made when the teacher releases feedback
             attempts = {k: v for k, v in go_after(home, cls, cls.students[0]).items()
                         if "feedback" not in k}
@@ -263,26 +293,32 @@ def test_a_class_on_jupyterhub(hub_class: Class) -> None:
         home.close()
         print(f"{time.monotonic() - began:.0f} s: {student} ({kind}) submitted")
 
-    # each kernel knew its student from the hub, and drew that student's own example
+    # each kernel knew its student from the hub, had the key the hub gave it, and drew that
+    # student's own numbers in this course
     for student, what in seen.items():
-        assert what["student"] == student
-        seed = student_seed(student, "05_exercises/example/ex3")
-        assert what["example"] == draw_example(seed, EX3_CHOICES)
-    seeds = {student_seed(s, "05_exercises/example/ex3") for s in cls.students}
-    assert len(seeds) == len(cls.students)
+        key = student_key(SECRET, student)
+        assert (what["student"], what["key"]) == (student, key)
+        assert what["seed"] == student_seed(student, f"{ASSIGNMENT}/example/ex3", key)
+    assert len({what["seed"] for what in seen.values()}) == len(cls.students)
 
-    # the teacher collects, autogrades (in the sandbox), returns the feedback, exports
-    for step in steps[2:]:
-        shell(console, step, "~/course")
+    # the teacher collects, autogrades (in the sandbox), returns the feedback, exports, reports
+    said = ""
+    for step in steps[4:]:
+        said = shell(console, step, where)
         print(f"{time.monotonic() - began:.0f} s: {step}")
     console.close()
-    course = cls.homes / cls.teacher / "course"
+    assert all(f"{s}:" in said for s in cls.students), said  # the report names everyone
+    course = cls.homes / cls.teacher / cls.course
     with (course / "grades.csv").open() as f:
         scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(f)
                   if row["assignment"] == ASSIGNMENT}
-    assert scores == {s: float(KINDS[k]) for s, k in kinds.items()}, scores
+    assert scores == {s: expected(k, release) for s, k in kinds.items()}, scores
+    assert len(set(scores.values())) == 3  # right, partly right, nothing
 
-    # every student fetches their own feedback, and only theirs
+    # every student fetches their own feedback, and only theirs; no hidden test is in it
+    source = json.loads((course / "source" / ASSIGNMENT / NOTEBOOK).read_text())
+    hidden = hidden_lines(source)
+    assert hidden
     for student in cls.students:
         server = hub.server(student)
         home = home_kernel(server)
@@ -297,6 +333,8 @@ def test_a_class_on_jupyterhub(hub_class: Class) -> None:
         theirs = server.get_file(f"{stamp['path']}/{listed[0]['name']}")
         given = (course / "feedback" / student / ASSIGNMENT / listed[0]["name"]).read_text()
         assert theirs == given
+        text = html.unescape(re.sub(r"<[^>]+>", "", theirs))
+        assert [line for line in hidden if line in text] == []
 
     # the classmate's submission and feedback stayed out of reach of the cheat
     assert attempts and set(attempts.values()) == {DENIED}, attempts

@@ -31,7 +31,7 @@ import numpy as np
 
 from .errors import TenFlangError
 
-__all__ = ["Agreement", "agreement", "entrywise_agreement"]
+__all__ = ["Agreement", "agreement", "entrywise_agreement", "real_number"]
 
 SIDES = ("actual", "reference")
 _LARGEST = float(np.finfo(float).max)  # the floor atol / rtol, at most
@@ -158,6 +158,21 @@ def entrywise_agreement(actual: Any, reference: Any, *, rtol: float, atol: float
         return agreement(a, reference, rtol=rtol, rows=a.ndim)
     return agreement(a, reference, rtol=rtol, floor=min(float(atol) / rtol, _LARGEST),
                      rows=a.ndim)
+
+
+def real_number(value: Any) -> float | None:
+    """``value`` as a float when it is one real number (a numpy scalar, a 0-d array too).
+
+    >>> real_number(np.float32(0.5)), real_number(True), real_number([1.0])
+    (0.5, None, None)
+    """
+    if isinstance(value, bool | np.bool_ | str | bytes):
+        return None
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return float(array) if array.ndim == 0 else None
 
 
 def _real(value: Any) -> bool:

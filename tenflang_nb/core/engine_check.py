@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .agreement import agreement
+from .agreement import agreement, real_number
 from .arguments import Rule, check_arguments
 from .backprop import compile_program
 from .backprop_check.reference import FLOOR, RTOL
@@ -58,7 +58,7 @@ from .plan import Plan
 from .program import Program, ancestors, parse
 from .random_programs import SAFE_AT, UNARY, RandomProgram, random_programs
 
-__all__ = ["CHECKS", "EngineCheck", "check_engine", "engine_part"]
+__all__ = ["CHECKS", "EngineCheck", "RaisedElsewhere", "check_engine", "engine_part"]
 
 PROGRAMS = 8  # random programs per check
 # where code that is not the student's lives: this package, the installed ones, Python's own
@@ -85,6 +85,16 @@ class EngineCheck:
 
 class _Wrong(Exception):
     """A verdict found while checking (its message is the text after ``✗ name: ``)."""
+
+
+class RaisedElsewhere(Exception):
+    """What the student's function raised in the process that ran it (the autograder runs
+    it in one of its own): the exception's type name, its message, where in their code."""
+
+    def __init__(self, kind: str, message: str, frame: traceback.FrameSummary | None,
+                 inside: str | None) -> None:
+        super().__init__(message)
+        self.kind, self.frame, self.inside = kind, frame, inside
 
 
 def check_engine(name: str, function: Any, seed: int, programs: int = PROGRAMS
@@ -128,14 +138,17 @@ def _run(name: str, function: Callable[..., Any], args: Sequence[Any], where: st
         except Exception as exc:
             if asked:
                 raise _Wrong(_asked(asked)) from None
+            kind = type(exc).__name__
             frame, inside = _their_frame(exc)
-            if isinstance(exc, NotImplementedError):
+            if isinstance(exc, RaisedElsewhere):
+                kind, frame, inside = exc.kind, exc.frame, exc.inside
+            if isinstance(exc, NotImplementedError) or kind == "NotImplementedError":
                 raise _Wrong(f"{inside or name} is not answered yet: write its body in "
                              "place of '# YOUR CODE HERE' and 'raise NotImplementedError()', "
                              "and run its cell") from None
             line = (f" (in {inside or name}, line {frame.lineno}: "
                     f"{(frame.line or '').strip()})" if frame is not None else "")
-            raise _Wrong(f"{where}: it raised {type(exc).__name__}: {exc}{line}"
+            raise _Wrong(f"{where}: it raised {kind}: {exc}{line}"
                          + (f"\n{listing}" if listing else "")) from None
     if asked:
         raise _Wrong(_asked(asked))
@@ -156,17 +169,6 @@ def _their_frame(exc: BaseException) -> tuple[traceback.FrameSummary | None, str
               if not os.path.abspath(f.filename).startswith(LIBRARIES)]
     named = [f.name for f in frames if not f.name.startswith("<")]
     return (frames[-1] if frames else None), (named[-1] if named else None)
-
-
-def _number(value: Any) -> float | None:
-    """``value`` as a float when it is a real number (a numpy scalar, a 0-d array)."""
-    if isinstance(value, bool | np.bool_ | str | bytes):
-        return None
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return float(array) if array.ndim == 0 else None
 
 
 def _mapping(name: str, result: Any, what: str, where: str) -> Mapping[Any, Any]:
@@ -209,7 +211,7 @@ def _check_forward(forward: Callable[..., Any], seed: int, count: int) -> str:
             if step.target not in result:
                 raise _Wrong(f"{where}: its result has no value for {step.target} "
                              f"({_line(step)})\n{_listing(case, k, count)}")
-            got = _number(result[step.target])
+            got = real_number(result[step.target])
             if got is None or not _agrees(got, reference, FLOOR * scale):
                 shown = _shown(got) if got is not None else repr(result[step.target])
                 raise _Wrong(
@@ -261,7 +263,7 @@ def _check_step(backprop_step: Callable[..., Any], seed: int, count: int) -> str
         _run("backprop_step", backprop_step, (step, {**values, "v": v}, adjoints), where)
         for n in names:
             reference = float(expected[adjoint_name("L", n)])  # type: ignore[arg-type]
-            got = _number(adjoints.get(n))
+            got = real_number(adjoints.get(n))
             if got is None or not _agrees(got, reference, FLOOR * max(1.0, abs(g))):
                 shown = _shown(got) if got is not None else repr(adjoints.get(n))
                 raise _Wrong(
@@ -343,7 +345,7 @@ def _check_backward(backward: Callable[..., Any], seed: int, count: int) -> str:
                 raise _Wrong(f"{where}: its result has no adjoint for {v}: backward returns "
                              f"the adjoint dict, d/{loss}/d/v for every variable v\n"
                              f"{_listing(case, k, count)}")
-            got = _number(result[v])
+            got = real_number(result[v])
             if got is None or not _agrees(got, reference, FLOOR * scale):
                 shown = _shown(got) if got is not None else repr(result[v])
                 raise _Wrong(

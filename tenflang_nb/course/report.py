@@ -1,9 +1,10 @@
 """``tenflang-course report DIR ASSIGNMENT``: per student, what a lecturer should look at.
 
 Read from the submissions as data (nothing of them runs): Python in a TenFlang answer; in a
-Python answer (or a cell the student added) a name that reaches into the grading or the
-interpreter (``tf.grading``, ``get_ipython``, ``os.environ``, ``sys.modules``, ``importlib``,
-``inspect``, ``exec``, ``eval``, ``subprocess``, ``sqlite3``...); files beside the notebook
+Python answer (or a cell the student added) a name that reaches into the grading, the
+interpreter or the process (``tf.grading``, ``get_ipython``, ``os.environ``, ``sys.modules``,
+``importlib``, ``inspect``, ``exec``, ``eval``, ``subprocess``, ``sqlite3``, frames, ``gc``,
+``ctypes``...); files beside the notebook
 that the release does not have; a backward pass that is the compiler's, pasted or renamed and
 reordered; a notebook whose answers are the practice solution's, up to renaming and order;
 submissions identical between students. ``solve``'s submissions (signed with the course's
@@ -37,10 +38,13 @@ __all__ = ["Flag", "Submission", "canonical_backward", "report", "suspicious_nam
 NBGRADER_FILES = {"timestamp.txt"}  # nbgrader's own, beside a submission
 # what reaches into the grading, the kernel or the machine: never in an honest answer
 SUSPICIOUS = re.compile(
-    r"\b(tf\s*\.\s*grading|tenflang_nb\s*\.\s*(?:notebook|grader|core\s*\.\s*grading)|"
+    r"\b(tf\s*\.\s*grading|tenflang_nb\s*\.\s*(?:notebook|grader|core)|"
     r"grading_mode|get_ipython|os\s*\.\s*environ|sys\s*\.\s*modules|importlib|inspect|"
     r"exec|eval|subprocess|sqlite3|__import__|__builtins__|__class__|__subclasses__|"
-    r"__globals__|compile)\b")
+    r"__globals__|compile|"
+    # an engine's function that digs in the process (its frames, its objects, its memory)
+    # or turns the compilers' switch back on
+    r"_getframe|f_back|f_locals|f_globals|tb_frame|gi_frame|gc|ctypes|guard|_exit)\b")
 COMMUTATIVE = {"add", "mul"}
 SAME_LEAST = 3  # answers two identical submissions share at least, to be flagged
 SHARE = 0.75  # a notebook is a copy of the practice solution when this share of answers is

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..course.layout import read_secret
-from .preprocessor import autograde_pipeline
+from .preprocessor import autograde_pipeline, feedback_pipeline
 from .sandbox import KERNEL, engine_prefix, install_kernelspec
+from .skip import SKIP
 
 __all__ = ["configure"]
 
@@ -32,6 +33,8 @@ def configure(c: Any, config_file: str | Path, *, sandbox: bool = True) -> None:
     ``config_file``."""
     course = Path(config_file).resolve().parent
     c.Autograde.autograde_preprocessors = autograde_pipeline()
+    c.GenerateFeedback.preprocessors = feedback_pipeline()  # no hidden test in the feedback
+    c.Execute.skip_cells_with_tag = SKIP  # the kernel runs the cells the feedback needs
     # the course's secret (tenflang-course new writes it): every student's draws are theirs
     c.TenFlangGrade.secret = read_secret(course)
     if not sandbox:

@@ -55,7 +55,7 @@ from ..notebook.verdicts import (
     number_verdict,
 )
 from .calculator import Calculator, Unreadable, evaluate
-from .engine import engine_verdict
+from .engine import Engine, engine_verdict, functions_of
 
 __all__ = ["Grader", "TeacherCell", "Verdict"]
 
@@ -132,6 +132,7 @@ class Grader:
         # the course's secret makes the student's draws theirs in this course alone
         self.key = student_key(secret, self.student) if secret else ""
         self.assignment = ""
+        self._engine_process: Engine | None = None
         self.models: dict[str, tuple[str, str, TrainSettings]] = {}  # fingerprint -> ...
         examples: dict[str, tuple[str, dict[str, Any]]] = {}  # variable -> (name, choices)
         variants: list[tuple[str, str, dict[str, Any]]] = []  # models drawn per student
@@ -173,6 +174,12 @@ class Grader:
         for grade_id, source in self.answers.items():
             if not source.startswith("%%") and grade_id in self.cells:
                 self.numbers.run(source)
+
+    def close(self) -> None:
+        """End the process the engine's functions ran in (if any)."""
+        if self._engine_process is not None:
+            self._engine_process.close()
+            self._engine_process = None
 
     def _seed(self, salt: str) -> int:
         return student_seed(self.student, f"{self.assignment}/{salt}", self.key)
@@ -252,8 +259,10 @@ class Grader:
         name = engine_part(name)
         functions = [self.answers[g] for g, c in self.cells.items()
                      if c.answer and g in self.answers and c.source.lstrip().startswith("def ")]
+        if self._engine_process is None:  # one process for the notebook's checks
+            self._engine_process = Engine(functions_of(functions), self.sandbox)
         ok, text = engine_verdict(name, functions, self._seed(f"engine/{name}"),
-                                  kw.get("programs", PROGRAMS), sandbox=self.sandbox)
+                                  kw.get("programs", PROGRAMS), engine=self._engine_process)
         if not ok:
             raise GradingFailure(text)
         return text

@@ -19,13 +19,15 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader import utils
 from nbgrader.api import Gradebook
-from nbgrader.converters import Autograde
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
-from traitlets import List, Unicode
+from nbgrader.converters import Autograde, GenerateFeedback
+from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, SaveAutoGrades
+from traitlets import Bool, List, Unicode
 
 from .grade import Grader, TeacherCell
+from .skip import NOTE, SKIP, needs
 
-__all__ = ["TenFlangGrade", "autograde_pipeline"]
+__all__ = ["HideHiddenTests", "SkipUnneeded", "TenFlangGrade", "autograde_pipeline",
+           "feedback_pipeline"]
 
 
 def _source(cell: NotebookNode) -> str:
@@ -63,22 +65,79 @@ class TenFlangGrade(NbGraderPreprocessor):
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if cell.cell_type == "code" and utils.is_solution(cell) and grade_id in answers:
                 submitted.setdefault(grade_id, _source(cell))
+        _skipped(nb)
         grader = Grader(teacher, submitted, about["student"], sandbox=self.sandbox,
                         secret=self.secret)
-        for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if (cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell)
-                    or not points.get(grade_id)):
-                continue
-            verdict = grader.verdict(grade_id)
-            cell.outputs = _outputs(verdict.ok, verdict.text)
-            self.log.info("%s: %s", grade_id, "passed" if verdict.ok else "failed")
+        try:
+            for cell in nb.cells:
+                grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+                if (cell.cell_type != "code" or not utils.is_grade(cell)
+                        or utils.is_solution(cell) or not points.get(grade_id)):
+                    continue
+                verdict = grader.verdict(grade_id)
+                cell.outputs = _outputs(verdict.ok, verdict.text)
+                self.log.info("%s: %s", grade_id, "passed" if verdict.ok else "failed")
+        finally:
+            grader.close()
         return nb, resources
 
 
+def _tags(cell: NotebookNode) -> list[str]:
+    return [t for t in cell.metadata.get("tags", []) if t != SKIP]
+
+
+class SkipUnneeded(NbGraderPreprocessor):
+    """Tag the cells the kernel need not run (:mod:`.skip`): nbgrader's ``Execute`` skips
+    them when ``c.Execute.skip_cells_with_tag`` is :data:`~.skip.SKIP` (``configure``)."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict
+                   ) -> tuple[NotebookNode, ResourcesDict]:
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        runs = needs([_source(c) for c in code], [bool(c.metadata.get("nbgrader")) for c in code])
+        for cell, run in zip(code, runs, strict=True):
+            tags = _tags(cell)
+            if not run:
+                tags.append(SKIP)
+            if tags:
+                cell.metadata["tags"] = tags
+            else:
+                cell.metadata.pop("tags", None)
+        self.log.info("the kernel runs %d of %d code cells", sum(runs), len(code))
+        return nb, resources
+
+
+def _skipped(nb: NotebookNode) -> None:
+    """The cells the kernel skipped get a note as their output, and their tag off."""
+    for cell in nb.cells:
+        if SKIP in cell.metadata.get("tags", []):
+            if cell.get("execution_count") is None and not cell.get("outputs"):
+                cell.outputs = [from_dict({"output_type": "stream", "name": "stdout",
+                                           "text": NOTE})]
+            tags = _tags(cell)
+            if tags:
+                cell.metadata["tags"] = tags
+            else:
+                cell.metadata.pop("tags", None)
+
+
 def autograde_pipeline() -> list[Any]:
-    """nbgrader's autograde preprocessors with :class:`TenFlangGrade` before its scoring."""
+    """nbgrader's autograde preprocessors with :class:`SkipUnneeded` before its kernel's run
+    and :class:`TenFlangGrade` before its scoring."""
     steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
+    steps.insert(steps.index(Execute), SkipUnneeded)
     steps.insert(steps.index(SaveAutoGrades), TenFlangGrade)
     assert Execute in steps  # the student's kernel still runs: its outputs are feedback
     return steps
+
+
+class HideHiddenTests(ClearHiddenTests):
+    """The hidden tests taken out of the feedback: autograde runs the teacher's cells as the
+    gradebook holds them (hidden tests included), and nbgrader's feedback would show them."""
+
+    enforce_metadata = Bool(False)  # a feedback is written whatever a cell's metadata says
+
+
+def feedback_pipeline() -> list[Any]:
+    """nbgrader's feedback preprocessors with :class:`HideHiddenTests` first."""
+    steps = list(GenerateFeedback.class_traits()["preprocessors"].default())
+    return [HideHiddenTests, *steps]

@@ -36,6 +36,7 @@ from ..figures.curve import LiveCurve, loss_curve_png
 from ..figures.landscape import describe_plane
 from ..figures.live import LiveLandscape
 from ..figures.words import FigureWords, curve_words, landscape_words, values_html
+from ..grading_mode import GRADING
 from ..views.html import CARD_STYLE, SR_ONLY
 from ..views.tables import weights_html
 from .controls import PARAMETERS
@@ -271,7 +272,11 @@ class TrainingPanel:
                 logger.debug("display update failed", exc_info=err)
 
     def redraw(self) -> None:
-        """Draw the loss curve, and the landscape and the boundary when they are shown."""
+        """Draw the loss curve, and the landscape and the boundary when they are shown (not
+        while nbgrader autogrades: that run of a notebook is feedback only, and a panel's
+        pictures cost more than its training)."""
+        if not drawing():
+            return
         started = time.perf_counter()
         ref = self.session.reference
         try:
@@ -318,7 +323,9 @@ class TrainingPanel:
             curve = (f"<img alt='{html.escape(words[0].alt)}' "
                      f"src='{_kept_data_uri(self._png)}'/>")
         else:
-            curve = "<div style='color:#4b5563;margin:1em 0'><i>(no loss curve yet)</i></div>"
+            curve = ("<div style='color:#4b5563;margin:1em 0'><i>(no loss curve yet)</i></div>"
+                     if drawing() else "<div style='color:#4b5563;margin:1em 0'><i>(the "
+                     "pictures are not drawn while nbgrader autogrades)</i></div>")
         pictures = ""
         for png, said in zip((self._boundary_png, self._landscape_png), words[1:],
                              strict=True):
@@ -463,6 +470,11 @@ class TrainingPanel:
         values = {p.label: self.controls[p.name].value for p in PARAMETERS}
         return ", ".join(f"{label} {v}" if isinstance(v, int) else f"{label} {fmt_number(v)}"
                          for label, v in values.items())
+
+
+def drawing() -> bool:
+    """Whether a panel draws its pictures: always, but while nbgrader autogrades."""
+    return GRADING.nbgrader_running() != "autograde"
 
 
 def _kept_data_uri(png: bytes) -> str:
