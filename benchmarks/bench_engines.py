@@ -1,12 +1,17 @@
-"""Issue 19's table: tenflang (default engine) against numpy by hand, PyTorch eager and jax.jit
-on W1 and W2, on this CPU and under AVX2 emulation, all ratios in one run; and what a notebook
-user waits for (a ``%%tenflang`` cell, the live panel's redraws, the checker) before and after.
+"""Issue 19's table, kept by issue 23: tenflang (default engine) against numpy by hand,
+PyTorch eager and jax.jit on W1 and W2, on this CPU and under AVX2 emulation, in-process and
+(``--whole-process``) as a user runs them; and what a notebook user waits for (a ``%%tenflang``
+cell, the live panel's redraws, the checker) before and after.
 
 W1: the seed's logistic model, N = 100,000, 1,000 full-batch steps. W2: the digits MLP
-64-32-10, 500 full-batch steps (benchmarks/workloads.py). One process per CPU mode, every
-contender single-threaded, taking turns in each round, best of ``--repeat``; each contender's
-final weights checked against tenflang's. The AVX2 run hides AVX-512 from numpy, OpenBLAS,
-numba, PyTorch (and MKL) and XLA (see study_engines.AVX2).
+64-32-10, 500 full-batch steps (benchmarks/workloads.py). In-process: one process per CPU
+mode, every contender single-threaded (BLAS; jax.jit still spreads a step over several
+threads: ``--pin`` puts everything on one CPU), taking turns in each round, ``--repeat``
+rounds; each contender's final weights checked against tenflang's. Whole-process
+(wholeprocess.py): ``tfweightcalc`` against a PyTorch, a jax and a numpy script
+(user_train.py), each a fresh process. Every figure is the median and range of wall and CPU
+time over the rounds, and each ratio the median of the round-by-round ratios. The AVX2 run
+hides AVX-512 from numpy, OpenBLAS, numba, PyTorch (and MKL) and XLA (see study_engines.AVX2).
 
 The interactive measures run in fresh interpreters for the commit given by ``--before``
 (default: where this branch left main; its files exported to a temporary folder) and for this
@@ -23,7 +28,8 @@ The trainer behind the panel and the ``--train`` cell is bound with the default 
 these data sets (200 pairs; 1,797 images) ``auto`` either stays on the reference engine or
 switches once numba has loaded in the background.
 
-    python benchmarks/bench_engines.py [--repeat 3] [--no-avx2] [--before REV]
+    python benchmarks/bench_engines.py [--repeat 5] [--pin CPU] [--whole-process] [--no-avx2]
+                                       [--no-interactive] [--before REV]
 """
 
 from __future__ import annotations
@@ -236,6 +242,11 @@ def main() -> None:
                              "script, each a fresh process (wholeprocess.py)")
     parser.add_argument("--no-in-process", action="store_true",
                         help="skip the in-process table")
+    parser.add_argument("--pin", type=int, metavar="CPU",
+                        help="run everything on this one CPU (sched_setaffinity, inherited by "
+                             "every process started): jax.jit runs a step on several threads "
+                             "whatever XLA_FLAGS say, and on a busy machine more threads "
+                             "get more turns")
     parser.add_argument("--before", default="main",
                         help="the commit to compare the interactive measures with (default: "
                              "where this branch left main)")
@@ -245,8 +256,11 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.repeat)))
         return
+    if args.pin is not None:
+        os.sched_setaffinity(0, {args.pin})
     started = time.perf_counter()
-    print(f"bench_engines: single-threaded, float64, {args.repeat} rounds; {machine()}; "
+    pinned = f"pinned to CPU {args.pin}" if args.pin is not None else "not pinned"
+    print(f"bench_engines: single-threaded, float64, {args.repeat} rounds, {pinned}; {machine()}; "
           f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     avx2 = {**AVX2, "XLA_FLAGS": "--xla_cpu_max_isa=AVX2"}
     if not args.no_in_process:
