@@ -1,12 +1,17 @@
-"""Issue 19's table: tenflang (default engine) against numpy by hand, PyTorch eager and jax.jit
-on W1 and W2, on this CPU and under AVX2 emulation, all ratios in one run; and what a notebook
-user waits for (a ``%%tenflang`` cell, the live panel's redraws, the checker) before and after.
+"""Issue 19's table, kept by issue 23: tenflang (default engine) against numpy by hand,
+PyTorch eager and jax.jit on W1 and W2, on this CPU and under AVX2 emulation, in-process and
+(``--whole-process``) as a user runs them; and what a notebook user waits for (a ``%%tenflang``
+cell, the live panel's redraws, the checker) before and after.
 
 W1: the seed's logistic model, N = 100,000, 1,000 full-batch steps. W2: the digits MLP
-64-32-10, 500 full-batch steps (benchmarks/workloads.py). One process per CPU mode, every
-contender single-threaded, taking turns in each round, best of ``--repeat``; each contender's
-final weights checked against tenflang's. The AVX2 run hides AVX-512 from numpy, OpenBLAS,
-numba, PyTorch (and MKL) and XLA (see study_engines.AVX2).
+64-32-10, 500 full-batch steps (benchmarks/workloads.py). In-process: one process per CPU
+mode, every contender single-threaded (BLAS; jax.jit still spreads a step over several
+threads: ``--pin`` puts everything on one CPU), taking turns in each round, ``--repeat``
+rounds; each contender's final weights checked against tenflang's. Whole-process
+(wholeprocess.py): ``tfweightcalc`` against a PyTorch, a jax and a numpy script
+(user_train.py), each a fresh process. Every figure is the median and range of wall and CPU
+time over the rounds, and each ratio the median of the round-by-round ratios. The AVX2 run
+hides AVX-512 from numpy, OpenBLAS, numba, PyTorch (and MKL) and XLA (see study_engines.AVX2).
 
 The interactive measures run in fresh interpreters for the commit given by ``--before``
 (default: where this branch left main; its files exported to a temporary folder) and for this
@@ -23,17 +28,21 @@ The trainer behind the panel and the ``--train`` cell is bound with the default 
 these data sets (200 pairs; 1,797 images) ``auto`` either stays on the reference engine or
 switches once numba has loaded in the background.
 
-    python benchmarks/bench_engines.py [--repeat 3] [--no-avx2] [--before REV]
+    python benchmarks/bench_engines.py [--repeat 5] [--pin CPU] [--whole-process] [--no-avx2]
+                                       [--no-interactive] [--before REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from study_engines import AVX2, XLA_ONE_THREAD, cpu_flags
@@ -41,6 +50,7 @@ from study_engines import AVX2, XLA_ONE_THREAD, cpu_flags
 os.environ["XLA_FLAGS"] = (XLA_ONE_THREAD + (" --xla_cpu_max_isa=AVX2"
                                              if os.environ.get("OPENBLAS_CORETYPE") else ""))
 
+import wholeprocess
 import workloads
 from common import machine, one_thread, seconds, table
 
@@ -57,7 +67,8 @@ def export(rev: str) -> Path:
 
 
 def measure(repeat: int) -> dict[str, object]:
-    """The four contenders on W1 and W2 in this process: seconds and compile seconds."""
+    """The four contenders on W1 and W2 in this process: each round's wall and CPU seconds,
+    and jax's compile seconds."""
     from tenflang_nb.core import fused
 
     fused.load()  # the default engine's loops (loaded in the background in a notebook)
@@ -72,40 +83,52 @@ def measure(repeat: int) -> dict[str, object]:
         if jax is not None:
             trains["jax"] = workloads.make_jax(work, jax, "float64")
         with one_thread():
-            best, results = workloads.interleaved(trains, repeat)
+            walls, cpus, results = workloads.rounds(trains, repeat)
         for name in trains:
             workloads.check(results["tenflang"], results[name], 1e-7)
         run = type(trains["tenflang"].trainer._run).__name__  # type: ignore[attr-defined]
-        out[key] = {"name": work.name, "seconds": best, "run": run,
+        out[key] = {"name": work.name, "wall": walls, "cpu": cpus, "run": run,
+                    "load": os.getloadavg()[0],
                     "compile": getattr(trains.get("jax"), "compile_seconds", None)}
     return out
 
 
+NAMES = {"tenflang": "tenflang (default engine)", "numpy": "numpy by hand",
+         "torch": "PyTorch eager", "jax": "jax.jit"}
+TARGETS = {"torch": ("< 1", lambda r: r < 1), "jax": ("<= 1.3", lambda r: r <= 1.3)}
+
+
+def paired(mine: list[float], theirs: list[float]) -> float:
+    """Median of the round-by-round ratios (the two ran one after the other each round)."""
+    return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
+
+
 def issue_table(modes: dict[str, dict[str, object]]) -> str:
+    """In-process: every contender's median (min-max) wall and CPU time, and tenflang's
+    round-by-round ratio against each; the targets' verdicts on the wall-time ratios."""
     rows = []
     verdicts = []
     for mode, result in modes.items():
         for key in ("W1", "W2"):
             r = result[key]
-            t = r["seconds"]  # type: ignore[index]
-            tf = t["tenflang"]
-            ratio = {k: tf / v for k, v in t.items()}
-            jax = (f"{seconds(t['jax'])} (+{seconds(r['compile'])})"  # type: ignore[index]
-                   if "jax" in t else "-")
-            rows.append([f"{key} {mode}", r["name"],  # type: ignore[index]
-                         f"{ratio.get('torch', float('nan')):.2f}", f"{ratio['numpy']:.2f}",
-                         f"{ratio.get('jax', float('nan')):.2f}", seconds(tf),
-                         seconds(t["numpy"]), seconds(t.get("torch", float("nan"))), jax,
-                         str(r["run"])])  # type: ignore[index]
-            if "torch" in t:
-                verdicts.append(f"{key} {mode}: tenflang / PyTorch eager = {ratio['torch']:.2f} "
-                                f"(target < 1): {'met' if ratio['torch'] < 1 else 'MISSED'}")
-            if "jax" in t:
-                verdicts.append(f"{key} {mode}: tenflang / jax.jit = {ratio['jax']:.2f} "
-                                f"(target <= 1.3): {'met' if ratio['jax'] <= 1.3 else 'MISSED'}")
-    text = table(rows, ["workload", "", "tenflang / PyTorch eager", "tenflang / numpy",
-                        "tenflang / jax.jit", "tenflang", "numpy by hand", "PyTorch eager",
-                        "jax.jit (+ compile)", "engine"])
+            walls, cpus = r["wall"], r["cpu"]  # type: ignore[index]
+            for name, wall in walls.items():
+                ratio = paired(walls["tenflang"], wall)
+                extra = (f" (+ compile {seconds(r['compile'])})"  # type: ignore[index]
+                         if name == "jax" else f" ({r['run']})" if name == "tenflang" else "")  # type: ignore[index]
+                rows.append([f"{key} {mode}", NAMES[name] + extra, wholeprocess.spread(wall),
+                             wholeprocess.spread(cpus[name]), f"{ratio:.2f}",
+                             f"{paired(cpus['tenflang'], cpus[name]):.2f}",
+                             f"{r['load']:.1f}"])  # type: ignore[index]
+                if name in TARGETS:
+                    target, rule = TARGETS[name]
+                    verdicts.append(
+                        f"{key} {mode} ({r['name']}): in-process, tenflang / {NAMES[name]} = "  # type: ignore[index]
+                        f"{ratio:.2f} wall, {paired(cpus['tenflang'], cpus[name]):.2f} CPU "
+                        f"(target {target}): {'met' if rule(ratio) else 'MISSED'}")
+    text = table(rows, ["workload", "contender", "wall: median (min-max)",
+                        "CPU: median (min-max)", "tenflang / this, wall",
+                        "tenflang / this, CPU", "load"])
     return text + "\n\n" + "\n".join(verdicts)
 
 
@@ -211,8 +234,19 @@ def interactive_table(before: Path, rounds: int = 3) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="rounds of every contender (in-process and whole-process)")
     parser.add_argument("--no-avx2", action="store_true", help="only this CPU's own mode")
+    parser.add_argument("--whole-process", action="store_true",
+                        help="also time tfweightcalc against a PyTorch, a jax and a numpy "
+                             "script, each a fresh process (wholeprocess.py)")
+    parser.add_argument("--no-in-process", action="store_true",
+                        help="skip the in-process table")
+    parser.add_argument("--pin", type=int, metavar="CPU",
+                        help="run everything on this one CPU (sched_setaffinity, inherited by "
+                             "every process started): jax.jit runs a step on several threads "
+                             "whatever XLA_FLAGS say, and on a busy machine more threads "
+                             "get more turns")
     parser.add_argument("--before", default="main",
                         help="the commit to compare the interactive measures with (default: "
                              "where this branch left main)")
@@ -222,22 +256,40 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.repeat)))
         return
-    modes = {"native": measure(args.repeat)}
-    if not args.no_avx2:
-        done = subprocess.run([sys.executable, __file__, "--child", "--repeat",
-                               str(args.repeat)], env={**os.environ, **AVX2},
-                              capture_output=True, text=True, check=True)
-        modes["AVX2"] = json.loads(done.stdout.splitlines()[-1])
-    print(f"bench_engines: single-threaded, float64, best of {args.repeat}; {machine()}")
-    for mode, result in modes.items():
-        print(f"  {mode}: {result['flags']}; fused engine: {result['engine']}")
-    print(issue_table(modes))
+    if args.pin is not None:
+        os.sched_setaffinity(0, {args.pin})
+    started = time.perf_counter()
+    pinned = f"pinned to CPU {args.pin}" if args.pin is not None else "not pinned"
+    print(f"bench_engines: single-threaded, float64, {args.repeat} rounds, {pinned}; {machine()}; "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    avx2 = {**AVX2, "XLA_FLAGS": "--xla_cpu_max_isa=AVX2"}
+    if not args.no_in_process:
+        modes = {"native": measure(args.repeat)}
+        if not args.no_avx2:
+            done = subprocess.run([sys.executable, __file__, "--child", "--repeat",
+                                   str(args.repeat)], env={**os.environ, **AVX2},
+                                  capture_output=True, text=True, check=True)
+            modes["AVX2"] = json.loads(done.stdout.splitlines()[-1])
+        print("\nin-process: the training loops only (data loaded, programs compiled, jax's "
+              "step compiled), the contenders taking turns in each round")
+        for mode, result in modes.items():
+            print(f"  {mode}: {result['flags']}; fused engine: {result['engine']}")
+        print(issue_table(modes), flush=True)
+    if args.whole_process:
+        wanted = {"native": {}, **({} if args.no_avx2 else {"AVX2 emulation": avx2})}
+        libraries = [name for name in ("torch", "jax", "numpy")
+                     if name == "numpy" or importlib.util.find_spec(name) is not None]
+        print()
+        print(wholeprocess.whole_process(args.repeat, wanted, libraries,
+                                         ["auto", "reference", "fused"]))
     if not args.no_interactive:
         base = subprocess.run(["git", "-C", str(REPO), "merge-base", "HEAD", args.before],
                               capture_output=True, text=True, check=True).stdout.strip()
         print()
         print(f"interactive: before = commit {base[:10]} (git merge-base HEAD {args.before})")
         print(interactive_table(export(base)))
+    print(f"\nbench_engines took {time.perf_counter() - started:.0f} s; load average now "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -70,8 +70,9 @@ def assert_same(got: Any, reference: Any, what: str, rtol: float = 1e-10,
 
 
 def cpu_name() -> str:
-    """The CPU's model name and widest vector extension as the kernel reports them (lscpu's
-    "Model name" and flags): "AMD EPYC, AVX-512"."""
+    """The CPU's model name, family and model, and widest vector extension as the kernel
+    reports them (lscpu's "Model name", "CPU family", "Model" and flags): "AMD EPYC (family 25
+    model 17), AVX-512"."""
     try:
         with open("/proc/cpuinfo") as f:
             info = f.read()
@@ -82,7 +83,12 @@ def cpu_name() -> str:
     flags = next((line.split(":", 1)[1].split() for line in info.splitlines()
                   if line.startswith("flags")), [])
     widest = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
-    return f"{name}, {widest}"
+    fields = {k.strip(): v.strip() for k, _, v in (line.partition(":")
+                                                   for line in info.split("\n\n")[0].splitlines())}
+    model = (f" (family {fields['cpu family']} model {fields['model']})"
+             if "cpu family" in fields and "model" in fields else "")
+    guest = ", in a virtual machine (hypervisor flag)" if "hypervisor" in flags else ""
+    return f"{name}{model}, {widest}{guest}"
 
 
 def machine() -> str:

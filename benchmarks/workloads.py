@@ -308,7 +308,7 @@ def make_torch(work: Workload, torch: Any, dtype: Any) -> Train:
             else:
                 loss = ((torch.sigmoid(x * w["w"]) - y) ** 2).mean()
             loss.backward()
-            _loss = float(loss)
+            _loss = float(loss.detach())
             with torch.no_grad():
                 for p in w.values():
                     if i < work.steps - 1:
@@ -384,15 +384,26 @@ def check(reference: Weights, got: Weights, rtol: float) -> float:
     return worst
 
 
-def interleaved(contenders: dict[str, Train], repeat: int) -> tuple[dict[str, float],
-                                                                     dict[str, Weights]]:
-    """Best wall time of each contender over ``repeat`` rounds, the contenders taking turns
-    in every round (other load on the machine then hits all of them alike)."""
-    best = dict.fromkeys(contenders, math.inf)
+def rounds(contenders: dict[str, Train], repeat: int) -> tuple[dict[str, list[float]],
+                                                                dict[str, list[float]],
+                                                                dict[str, Weights]]:
+    """Every contender's wall and CPU seconds (this process's threads) in each of ``repeat``
+    rounds, the contenders taking turns in every round (other load on the machine then hits
+    all of them alike), and each one's last weights."""
+    walls: dict[str, list[float]] = {name: [] for name in contenders}
+    cpus: dict[str, list[float]] = {name: [] for name in contenders}
     results: dict[str, Weights] = {}
     for _ in range(repeat):
         for name, train in contenders.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             results[name] = train()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best, results
+            walls[name].append(time.perf_counter() - start)
+            cpus[name].append(time.process_time() - start_cpu)
+    return walls, cpus, results
+
+
+def interleaved(contenders: dict[str, Train], repeat: int) -> tuple[dict[str, float],
+                                                                     dict[str, Weights]]:
+    """Best wall time of each contender over ``repeat`` rounds (see :func:`rounds`)."""
+    walls, _, results = rounds(contenders, repeat)
+    return {name: min(t) for name, t in walls.items()}, results

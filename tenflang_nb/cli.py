@@ -25,16 +25,17 @@ from typing import IO, Any, NoReturn
 import numpy as np
 
 from . import __version__
-from .core import api
+from .core import api, fused, fusedcache
 from .core.bindings import weight_record
 from .core.datafiles import FORMATS, DataTable, format_table, output_format, read_data
 from .core.describe_ops import describe_operators
 from .core.errors import Diagnostic, TenFlangError, printable
 from .core.formatting import fmt_number
+from .core.plan import Plan
 from .core.preprocess import preprocess_text
 from .core.settings import SETTINGS, SettingsError, TrainSettings
 from .core.textio import OutputFile, output_problem, read_text, same_file, write_atomic
-from .core.train import Record
+from .core.train import Record, gcp_weights
 
 
 def _emit(text: str | bytes, output: str | None) -> None:
@@ -297,6 +298,46 @@ def _settings(p: _Parser, args: argparse.Namespace) -> TrainSettings:
         p.error(exc.diagnostics[0].message)
 
 
+# numbers x passes beyond which a run in between auto's sizes takes the fused engine from its
+# start (the reference engine takes 0.25-0.8 ns a number a pass here: 2-6 s of training, of
+# which the fused engine saves 15-60 %: more than loading numba costs, 0.5-1 s)
+FUSED_PAYS_AFTER = 8e9
+
+
+def _engine_for_the_run(gcp_program: api.Program, data: DataTable,
+                        settings: TrainSettings) -> TrainSettings:
+    """The engine ``auto`` gives a run whose length is known: the whole of a process.
+
+    ``auto`` alone starts a batch of the in-between size (``fused``: above a million numbers
+    a pass, below the chunked size) on the reference engine and loads numba in the background
+    after a second, not knowing how long the run will be: here the process ends with its run,
+    which often ended before that load did (W1, 100,000 rows and 1,000 steps: ~1 s of CPU
+    spent on a load never used, in a child process still running after the command had
+    exited). tfweightcalc knows the run's length (``--max-iter``): numba is loaded first when
+    the run is long enough to win the load back and its loops are in the cache, else never
+    (a run that stops early, converged, has loaded it for nothing). Bad input is left for
+    the trainer to report.
+    """
+    if settings.engine != "auto":
+        return settings
+    try:
+        _, grads = gcp_weights(gcp_program)
+        plan = Plan(gcp_program)
+        rows = min(settings.batch_size or len(data), len(data))
+        given = {k: data.columns[k][:rows] for k in plan.given
+                 if k in data.columns and k not in grads}
+        numbers = fused.reference_bytes(plan, given, rows) // 8
+    except (TenFlangError, KeyError, ValueError):
+        return settings
+    if numbers < fused.AUTO_NUMBERS or numbers * 8 > fused.CHUNK_OVER:
+        return settings  # auto's choice is made at the start: no numba, or numba waited for
+    if numbers * (settings.max_iter + 1) <= FUSED_PAYS_AFTER:
+        return settings.replace(engine="reference")
+    if fusedcache.filled() and fused.load(wait=True) is not None:
+        return settings  # auto now binds the fused engine from the first step
+    return settings  # a first compile (10-60 s): auto's own, in a child process meanwhile
+
+
 def _weightcalc(argv: list[str] | None) -> int:
     p = _parser("tfweightcalc", "Find the weights minimising the mean loss over the training "
                 "data by gradient descent, running the GCP on all examples at once.",
@@ -312,7 +353,7 @@ def _weightcalc(argv: list[str] | None) -> int:
     _check_outputs(p, args, {"GCP.tf": args.gcp, "DATA": args.data})
     gcp_program = api.parse(read_text(args.gcp), args.gcp)
     data = read_data(args.data)
-    trainer = api.trainer(gcp_program, data, settings)
+    trainer = api.trainer(gcp_program, data, _engine_for_the_run(gcp_program, data, settings))
     progress = _Progress(sys.stderr.isatty() and not args.quiet, settings.max_iter)
     # the log is written as training goes (the history keeps only every k-th record of a
     # long run), whole or not at all, and also when training stops on an error

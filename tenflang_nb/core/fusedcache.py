@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Cache", "choose", "using"]
+__all__ = ["Cache", "choose", "filled", "using"]
 
 SOURCE = Path(__file__).with_name("fusedvm.py")  # the one file of cached loops
 SHIPPED = SOURCE.parent / "__pycache__"  # where numba puts them when it can write there
@@ -106,6 +106,16 @@ def choose() -> Cache:
     return Cache(False, None, f"no writable folder for numba's cache ({SHIPPED} is read-only, "
                               "and so are the user's cache folder and the temporary folder): "
                               "the loops are compiled in memory")
+
+
+def filled() -> bool:
+    """Whether the cache this process would use holds the loops (an index numba wrote, for
+    some CPU): loading them then takes about a second, not a compile of 10-60 s."""
+    cache = choose()
+    if not cache.enabled:
+        return False
+    folder = SHIPPED if cache.folder is None else _subfolder(Path(cache.folder))
+    return any(folder.glob(f"{SOURCE.stem}.*.nbi"))
 
 
 def _subfolder(folder: Path) -> Path:
