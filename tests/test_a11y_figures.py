@@ -79,6 +79,18 @@ def _export(nb: Any, folder: Path, template: str) -> Path:
     return out
 
 
+def _audited(context: Any, export: Path, what: str) -> tuple[Any, Any]:
+    """A page of ``export`` (no network), and axe's report on the package's outputs in it."""
+    page = context.new_page()
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(
+        ("file:", "data:")) else route.abort())
+    page.goto(export.as_uri())
+    page.wait_for_load_state("load")
+    report = audit_package(page, f"{what} (nbconvert, lab)")
+    print(f"\n{report.describe()} ({report.checked} outputs)")
+    return page, report
+
+
 def test_figures_have_alt_text_and_their_values_in_an_export(ip: Any, tmp_path: Path) -> None:
     shown = _figures()
     nb = _notebook(ip, shown)
@@ -94,13 +106,7 @@ def test_figures_have_alt_text_and_their_values_in_an_export(ip: Any, tmp_path: 
     assert "accuracy" in alts["boundary"] and "45 training points" in alts["boundary"]
 
     with chromium_context(timeout_ms=30_000) as context:
-        page = context.new_page()
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(
-            ("file:", "data:")) else route.abort())
-        page.goto(_export(nb, tmp_path, "lab").as_uri())
-        page.wait_for_load_state("load")
-        report = audit_package(page, "figures (nbconvert, lab)")
-        print(f"\n{report.describe()} ({report.checked} outputs)")
+        page, report = _audited(context, _export(nb, tmp_path, "lab"), "figures")
         assert report.checked == len(shown) and not report.violations, report.describe()
         figures = page.locator(".tf-figure")
         for i, name in enumerate(("line", "plane", "boundary")):
@@ -140,3 +146,45 @@ def test_figures_have_alt_text_and_their_values_in_an_export(ip: Any, tmp_path: 
         page.wait_for_load_state("load")
         got = page.locator(".output_png img").evaluate_all("es => es.map(e => e.alt)")
         assert got == [alts[name] for name in ("line", "plane", "boundary")], got
+
+
+TUTORIALS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def _stored_alts(nb: Any) -> list[str]:
+    """The alt text of every stored PNG in ``nb``, in order."""
+    return [output.metadata["image/png"]["alt"] for cell in nb.cells
+            for output in cell.get("outputs", []) if "image/png" in output.get("data", {})]
+
+
+@pytest.mark.parametrize("name", ["01_tour_of_the_three_phases", "04_digits_classifier"])
+def test_a_tutorials_pyplot_figures_in_an_export(name: str, tmp_path: Path) -> None:
+    """A tutorial's own pyplot figures (notebook/plot_words.py), as its stored outputs
+    export: each picture is named by its stored alt text, nothing has nbconvert's
+    placeholder, axe finds no violation, and each figure's first table opens by keyboard."""
+    import nbformat
+
+    nb = nbformat.read(TUTORIALS / f"{name}.ipynb", as_version=4)
+    alts = _stored_alts(nb)
+    assert alts, f"{name}: no stored figures"
+    with chromium_context(timeout_ms=30_000) as context:
+        page, report = _audited(context, _export(nb, tmp_path, "lab"), name)
+        assert not report.violations, report.describe()
+        names = page.locator("img").evaluate_all("es => es.map(e => e.alt)")
+        assert all(n.strip() for n in names), names
+        assert not any("No description has been provided" in n for n in names), names
+        figures = page.locator(".tf-figure")
+        assert figures.count() == len(alts)
+        for i, alt in enumerate(alts):  # the accessible name, as a screen reader gets it
+            named = figures.nth(i).get_by_role("img", name=alt, exact=True)
+            assert named.count() == 1, figures.nth(i).aria_snapshot()[:300]
+        last = figures.nth(len(alts) - 1)
+        summary = last.locator("summary").first
+        summary.focus()
+        page.keyboard.press("Enter")
+        values = last.locator("details").first
+        assert values.get_attribute("open") is not None, "Enter did not open the table"
+        table = values.aria_snapshot()
+        assert 'rowheader "' in table and 'columnheader "' in table, table
+        last.evaluate("e => e.scrollIntoView()")
+        save_screenshot(page, f"a11y_pyplot_{name[:2]}")

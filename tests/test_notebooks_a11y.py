@@ -1,6 +1,10 @@
 """The tutorials' own text, read as a screen reader reads it (WCAG 2.1 AA): every image has
 alt text, headings start at the title (level 1) and go down one level at a time, and every
-link's text says where it goes ("here", "this", a bare address do not).
+link's text says where it goes ("here", "this", a bare address do not). Every picture in the
+stored outputs has a text alternative of its own: a PNG its alt text in its metadata (what
+nbconvert's classic template shows), and HTML beside it whose every image has one (what
+JupyterLab and nbconvert's lab template show instead of the PNG); never nbconvert's
+placeholder.
 
 The Markdown cells are parsed by markdown-it (what MyST, the website's reader, uses).
 """
@@ -19,6 +23,11 @@ TUTORIALS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 VAGUE = {"here", "click here", "this", "this link", "link", "more", "read more", "there",
          "this page", "see here"}
 HTML_IMG = re.compile(r"<img\b[^>]*>", re.I)
+HTML_ALT = re.compile(r"""\balt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
+PLACEHOLDER = "No description has been provided for this image"  # nbconvert's
+# tutorials whose stored outputs predate notebook/plot_words.py (a pyplot figure without alt
+# text): they are being re-cut elsewhere; refreshing them gives the figure its words
+NOT_REFRESHED = {"06_when_training_fails"}
 
 
 def _markdown(path: Path) -> list[str]:
@@ -78,4 +87,33 @@ def test_tutorial_markdown_reads_well_to_a_screen_reader(path: Path) -> None:
     cells = _markdown(path)
     assert cells, f"{path.name}: no Markdown cells"
     found = problems(cells)
+    assert not found, f"{path.name}:\n  " + "\n  ".join(found)
+
+
+def picture_problems(path: Path) -> list[str]:
+    """Each stored picture in ``path`` without a text alternative of its own, by cell."""
+    found: list[str] = []
+    for n, cell in enumerate(json.loads(path.read_text("utf-8"))["cells"]):
+        for output in cell.get("outputs", []):
+            data, meta = output.get("data", {}), output.get("metadata", {})
+            markup = data.get("text/html", "")
+            markup = "".join(markup) if isinstance(markup, list) else markup
+            if "image/png" in data:
+                alt = str(meta.get("image/png", {}).get("alt", "")).strip()
+                if not alt or PLACEHOLDER in alt:
+                    found.append(f"cell {n}: a PNG with no alt text in its metadata")
+                if "<img" not in markup:
+                    found.append(f"cell {n}: a PNG with no HTML (JupyterLab shows no alt)")
+            for tag in HTML_IMG.findall(markup):
+                alts = [a or b for a, b in HTML_ALT.findall(tag)]
+                if not alts or not alts[0].strip() or PLACEHOLDER in alts[0]:
+                    found.append(f"cell {n}: HTML image without alt text: {tag[:60]}")
+    return found
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="outputs not refreshed yet"))
+    if p.stem in NOT_REFRESHED else p for p in TUTORIALS], ids=[p.stem for p in TUTORIALS])
+def test_every_stored_picture_has_a_text_alternative(path: Path) -> None:
+    found = picture_problems(path)
     assert not found, f"{path.name}:\n  " + "\n  ".join(found)

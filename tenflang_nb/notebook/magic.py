@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -412,6 +413,7 @@ class TenFlangMagics(Magics):
 # the extension does not import matplotlib: IPython looks it up before pyplot's printer for
 # every Figure (a subclass comes first), which would store a PNG four times the size
 PNG_FIGURE = "tenflang_nb.notebook.figures.canvas.PngFigure"
+PLOT_FIGURE = "matplotlib.figure.Figure"
 
 
 def _figure_png(fig: Any) -> bytes:
@@ -422,6 +424,12 @@ def _figure_bundle(fig: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return fig.bundle()  # the PNG, and HTML with its alt text and values (figures.words)
 
 
+def _plot_bundle(fig: Any, formatter: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    from .plot_words import plot_bundle  # here: its figures.words imports matplotlib
+
+    return plot_bundle(fig, formatter)
+
+
 def load(ip: Any) -> None:
     """Register the magics (``%load_ext tenflang_nb``), how the figures show, and the trim
     of freed memory after each cell (``memory``)."""
@@ -430,6 +438,11 @@ def load(ip: Any) -> None:
     module, _, name = PNG_FIGURE.rpartition(".")
     ip.display_formatter.formatters["image/png"].for_type_by_name(module, name, _figure_png)
     ip.display_formatter.mimebundle_formatter.for_type_by_name(module, name, _figure_bundle)
+    # any other figure (a cell's pyplot plot): its PNG, and HTML with its alt text and values
+    module, _, name = PLOT_FIGURE.rpartition(".")
+    png = ip.display_formatter.formatters["image/png"]
+    ip.display_formatter.mimebundle_formatter.for_type_by_name(
+        module, name, partial(_plot_bundle, formatter=png))
 
 
 def unload(ip: Any) -> None:
@@ -441,4 +454,5 @@ def unload(ip: Any) -> None:
     manager.registry.pop(TenFlangMagics.__name__, None)
     ip.display_formatter.formatters["image/png"].pop(PNG_FIGURE, None)
     ip.display_formatter.mimebundle_formatter.pop(PNG_FIGURE, None)
+    ip.display_formatter.mimebundle_formatter.pop(PLOT_FIGURE, None)
     memory.unregister(ip)
