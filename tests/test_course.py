@@ -344,12 +344,17 @@ def test_report_flags_the_copies_and_never_an_honest_submission(graded: dict[str
 
 
 def _hidden_lines(notebook: dict[str, Any]) -> list[str]:
-    """The lines of the hidden tests of a source notebook (between nbgrader's markers)."""
+    """The lines of the hidden tests of a source notebook (between nbgrader's markers), but
+    for those its visible code holds too (06's visible check and its hidden one share their
+    hint's line)."""
     found = []
+    marked = r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS"
     for cell in notebook["cells"]:
-        for part in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS",
-                               cell_source(cell), re.S):
-            found += [line.strip() for line in part.splitlines() if line.strip()]
+        source = cell_source(cell)
+        visible = {line.strip() for line in re.sub(marked, "", source, flags=re.S).splitlines()}
+        for part in re.findall(marked, source, re.S):
+            found += [line.strip() for line in part.splitlines()
+                      if line.strip() and line.strip() not in visible]
     return found
 
 
