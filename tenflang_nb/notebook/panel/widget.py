@@ -261,15 +261,27 @@ class TrainingPanel:
         self.update(redraw=time.perf_counter() - self._last_start >= due)
 
     def publish(self) -> None:
-        """Send the static picture to every display of the panel (a saved notebook keeps it)."""
-        if not self.displays:
-            return
-        bundle = self._repr_mimebundle_()
-        for handle in self.displays:
-            try:
-                handle.update(bundle, raw=True)
-            except Exception as err:  # a closed frontend must not break training
-                logger.debug("display update failed", exc_info=err)
+        """Send the static picture to every display of the panel (a saved notebook keeps it),
+        then let go of the figures: a run has ended (or was reset) and its pictures are kept
+        as PNG bytes. A panel held its three figures and their pixels (2-4 MB) for as long as
+        the kernel lived, and a lab makes a dozen panels (issue 26); a change of a setting
+        draws them again."""
+        if self.displays:
+            bundle = self._repr_mimebundle_()
+            for handle in self.displays:
+                try:
+                    handle.update(bundle, raw=True)
+                except Exception as err:  # a closed frontend must not break training
+                    logger.debug("display update failed", exc_info=err)
+        if self.state != "running":
+            self.release()
+
+    def release(self) -> None:
+        """Let go of the figures (not of the pictures drawn, nor of the words for them)."""
+        self.live_curve.release()
+        self.live_landscape.release()
+        if self.live_boundary is not None:
+            self.live_boundary.release()
 
     def redraw(self) -> None:
         """Draw the loss curve, and the landscape and the boundary when they are shown (not
@@ -423,9 +435,8 @@ class TrainingPanel:
             reference = curve_words(ref.history, self.reference_label)
             curve = replace(curve, alt=f"{curve.alt} {reference.alt}")
         boundary = landscape = None
-        shown = self.live_boundary is not None and self.live_boundary.figure is not None
-        if self.show_boundary.value and shown and self._boundary_png:
-            boundary = self.live_boundary.figure.words()  # type: ignore[union-attr]
+        if self.show_boundary.value and self.live_boundary is not None and self._boundary_png:
+            boundary = self.live_boundary.words()
         live = self.live_landscape
         if self.show_landscape.value and self._landscape_png and live.landscape is not None:
             landscape = landscape_words(live.landscape, describe_plane(live.landscape.plane))
