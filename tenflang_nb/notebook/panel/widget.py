@@ -30,6 +30,7 @@ from ...core.errors import TenFlangError, printable
 from ...core.formatting import fmt_number
 from ...core.settings import TrainSettings
 from ...core.train import GradientDescent, TrainResult
+from .. import memory
 from ..figures.boundary import LiveBoundary
 from ..figures.canvas import kept_png
 from ..figures.curve import LiveCurve, loss_curve_png
@@ -282,6 +283,7 @@ class TrainingPanel:
         self.live_landscape.release()
         if self.live_boundary is not None:
             self.live_boundary.release()
+        memory.collect_soon()
 
     def redraw(self) -> None:
         """Draw the loss curve, and the landscape and the boundary when they are shown (not
