@@ -15,9 +15,9 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("0*.ipynb"))
 MB = 2**20
 GOAL = 150 * MB  # the goal for every tutorial and lab
-# where a notebook is still above the goal, its ceiling now (a regression shows), and why:
-# 06 keeps every run's live panel figures (its content is being rewritten)
-OVER = {"06_when_training_fails": 200 * MB}
+# where a notebook is at the goal, room for the noise of a busy machine (a regression still
+# shows): 06 ends at 150-151 MB (it was 182 MB when every panel kept its figures)
+OVER = {"06_when_training_fails": 155 * MB}
 
 
 @pytest.mark.slow
