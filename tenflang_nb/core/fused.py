@@ -154,7 +154,10 @@ def _compile_elsewhere() -> None:
     that long; in a child it only takes the other core. Then loading from the cache here is
     short. Any failure here only means compiling here after all.
     """
-    _wide_vectors()  # the child must compile for what this process will load
+    # the child must compile for what this process will load. Asking here costs nothing in
+    # the end: llvmlite's binding (55 MB) is part of what importing numba (81 MB) loads, which
+    # this process does right after, to load the loops from the cache.
+    _wide_vectors()
     if not fusedcache.choose().enabled:
         return  # nothing to fill: each process compiles in memory
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
