@@ -5,8 +5,8 @@
    (``engine=auto``, numba importable, its loops in the cache) and ``reference`` with numba and
    llvmlite made unimportable in the kernel (an image without numba: every engine is the
    reference); on demand (``--modes forced``) also with the fused engine loaded first and used
-   for every binding (``auto`` in a kernel never loads it for these sizes). Read from outside the kernel (``/proc/PID``): resident memory after the start,
-   after the last cell and its peak, and the CPU seconds of the cells (the kernel's and its
+   for every binding (``auto`` in a kernel never loads it for these sizes). Read from outside
+   the kernel (``/proc/PID``): resident memory after the start, after the last cell and its peak, and the CPU seconds of the cells (the kernel's and its
    waited-for children's, Graphviz's ``dot`` included). ``--cells`` lists the cells that
    added the most resident memory.
 2. **A hub** (as root; ``tests/hub_support.py``): students' servers spawned together on a real
