@@ -122,8 +122,7 @@ class LiveCurve:
 
     def release(self) -> None:
         """Let go of the figure (a run has ended and its picture is kept as PNG bytes): the
-        next :meth:`png` makes a new one. A panel's figure and pixels take about 1.5 MB,
-        for as long as the notebook's kernel lives (issue 26)."""
+        next :meth:`png` makes a new one (issue 26: see ``TrainingPanel.publish``)."""
         self.figure, self.axes = None, None
         self._frame = self._background = None
 
