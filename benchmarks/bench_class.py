@@ -1,13 +1,15 @@
 """Figures for a class (issue 26): what one student costs a JupyterHub, and students per node.
 
-1. **Kernels.** Each notebook run top to bottom in a kernel of its own (nbclient, the
-   notebook's folder as working directory, as Jupyter runs it), twice: ``fused`` as shipped
+1. **Kernels.** Each notebook run top to bottom in a kernel of its own (nbclient, the notebook's
+   folder as working directory, as Jupyter runs it), twice: ``fused`` as shipped
    (``engine=auto``, numba importable, its loops in the cache) and ``reference`` with numba and
    llvmlite made unimportable in the kernel (an image without numba: every engine is the
-   reference). Read from outside the kernel (``/proc/PID``): resident memory after the start,
-   after the last cell and its peak, and the CPU seconds of the cells (the kernel's and its
-   waited-for children's, Graphviz's ``dot`` included). ``--cells`` lists the cells that
-   added the most resident memory.
+   reference); on demand (``--modes forced``) also with the fused engine loaded first and used
+   for every binding (``auto`` in a kernel never loads it for these sizes). Read from outside
+   the kernel (``/proc/PID``): resident memory after the start, after the last cell and its
+   peak, and the CPU seconds of the cells (the kernel's and its waited-for children's,
+   Graphviz's ``dot`` included). ``--cells`` lists the cells that added the most resident
+   memory.
 2. **A hub** (as root; ``tests/hub_support.py``): students' servers spawned together on a real
    JupyterHub, the time from the spawn request to the output of tutorial 01's first cell, and
    the Jupyter Server's resident memory beside its kernel.
@@ -15,7 +17,7 @@
    for each student, then ``nbgrader autograde`` (in the sandbox) timed: seconds a submission.
 4. **Capacity**: from 1-3, each student's memory guarantee and limit and students per node.
 
-    python benchmarks/bench_class.py [NOTEBOOK ...] [--modes fused,reference] [--cells]
+    python benchmarks/bench_class.py [NOTEBOOK ...] [--modes fused,reference,forced] [--cells]
         [--hub-students 4] [--grader-students 4] [--skip-hub] [--skip-grader] [--json FILE]
 """
 

@@ -15,7 +15,10 @@ TICK = os.sysconf("SC_CLK_TCK")
 NO_NUMBA = "import sys\nsys.modules['numba'] = sys.modules['llvmlite'] = None\n"
 # numba, or llvmlite (which the fused engine imports to ask for the CPU's features first)
 LOADED = "import sys\nprint(int(any(sys.modules.get(m) for m in ('numba', 'llvmlite'))))\n"
-MODES = {"fused": "", "reference": NO_NUMBA}
+# the fused engine for every binding (auto in a kernel never loads it for a notebook's sizes:
+# core.fused.load_in_background): what a kernel costs that asked for it
+FORCED = "from tenflang_nb.core import fused\nfused.AUTO_NUMBERS = 0\nfused.load()\n"
+MODES = {"fused": "", "reference": NO_NUMBA, "forced": FORCED}
 
 
 def status(pid: int, key: str) -> int:

@@ -365,7 +365,7 @@ def test_the_boundary_follows_a_live_run() -> None:
 
     asyncio.run(scenario())
     assert panel.live_boundary.draws >= 4 and len(set(pictures)) >= 3
-    assert np.array_equal(panel.live_boundary.figure.boundary.output,
+    assert np.array_equal(panel.live_boundary.boundary.output,
                           net.boundary_evaluator(resolution=50).at(panel.trainer.weights).output)
 
 
@@ -465,6 +465,27 @@ def test_a_failing_boundary_is_a_note_not_a_failed_run(monkeypatch: pytest.Monke
     assert "could not draw the decision boundary: ValueError: no boundary today" in \
         panel.message_html.value
     assert panel.boundary_plot.value == b""
+
+
+def test_a_panel_lets_go_of_its_figures_when_a_run_ends() -> None:
+    """Issue 26: a lab makes a dozen panels; each kept its figures and their pixels for as
+    long as the kernel lived. After a run the pictures and their words stay, the figures go,
+    and a change of a setting draws them again (the landscape's grid is not computed again)."""
+    train, _ = datasets.moons(40)
+    panel = TenFlangModel(NET, "net").training_panel(train, boundary=True, landscape=True,
+                                                     live=False, max_iter=5)
+    panel.run_sync()
+    pictures = (panel.plot.value, panel.boundary_plot.value, panel.landscape_plot.value)
+    words = panel.words()
+    assert all(pictures) and all(w is not None for w in words)
+    assert panel.live_curve.figure is None and panel.live_landscape.figure is None
+    assert panel.live_boundary.figure is None
+    grids = panel.live_landscape.grids
+    panel.log_scale.value = False  # redraws every picture
+    assert panel.plot.value not in (b"", pictures[0])
+    assert (panel.boundary_plot.value, panel.landscape_plot.value) == pictures[1:]
+    assert panel.live_landscape.grids == grids, grids
+    assert [w.alt for w in panel.words()[1:]] == [w.alt for w in words[1:]]
 
 
 # ------------------------------------------------------------------------------ the live curve

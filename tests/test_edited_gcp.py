@@ -317,6 +317,7 @@ def test_each_run_has_one_colour_in_the_curve_and_on_the_landscape() -> None:
     panel = variant.training_panel(FAN_DATA, live=False, lr=0.5, max_iter=40, tol=0,
                                    landscape=True)
     panel.run_sync()
+    panel.redraw()  # the panel let go of its figures when the run ended: drawn again
     curve = drawn_colours(panel.live_curve.axes.lines)
     landscape = panel.live_landscape.figure.figure
     paths = drawn_colours(line for line, _start, _end in landscape.path_artists)

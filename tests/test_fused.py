@@ -443,6 +443,23 @@ def test_auto_loads_numba_only_for_a_long_run(fresh: dict[str, Any], monkeypatch
     assert fresh["thread"] is None  # a short training: numba never imported
 
 
+def test_auto_in_a_notebook_kernel_stays_on_the_reference(fresh: dict[str, Any],
+                                                          monkeypatch: Any) -> None:
+    """Issue 26: a kernel (the extension loaded) never loads numba in the background."""
+    monkeypatch.setattr(fused, "AUTO_NUMBERS", 100)
+    monkeypatch.setattr(fused, "AUTO_AFTER", 0.0)
+    monkeypatch.setattr(fused, "cpus", lambda: 2)
+    plan, data = _seed_plan(), {**_seed_data(1000), "w": 0.5}
+    assert isinstance(fused.bind(plan, data, 1000), fused._Deferred)
+    try:
+        fused.load_in_background(False)
+        run = fused.bind(plan, data, 1000)
+    finally:
+        fused.load_in_background(True)
+    run.run()
+    assert isinstance(run, Run) and fresh["thread"] is None
+
+
 def test_auto_switches_to_fused_once_loaded(vm: Any, fresh: dict[str, Any],
                                             monkeypatch: Any) -> None:
     gate = threading.Event()

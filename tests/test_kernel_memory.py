@@ -15,9 +15,9 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("0*.ipynb"))
 MB = 2**20
 GOAL = 150 * MB  # the issue's goal for every tutorial and lab
-# where a notebook is still above the goal, its ceiling now (a regression shows), and why:
-# 06 keeps every run's live panel figures (its content is being rewritten)
-OVER = {"06_when_training_fails": 200 * MB}
+# where a notebook is at the goal, room for the noise of a busy machine (a regression still
+# shows): 06 ends at 150-151 MB (it was 182 MB when every panel kept its figures)
+OVER = {"06_when_training_fails": 155 * MB}
 
 
 @pytest.mark.slow
@@ -32,6 +32,7 @@ def test_a_kernel_after_a_notebook_stays_small(path: Path) -> None:
 
 
 def test_the_extension_trims_after_each_cell_once() -> None:
+    """The trim is registered once and removed on unload; so is the fused engine's switch."""
     code = (
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "from tenflang_nb.notebook import memory\n"
@@ -39,10 +40,12 @@ def test_the_extension_trims_after_each_cell_once() -> None:
         "hooks = lambda: ip.events.callbacks['post_run_cell'].count(memory.trim)\n"
         "ip.run_line_magic('load_ext', 'tenflang_nb')\n"
         "ip.run_line_magic('reload_ext', 'tenflang_nb')\n"
-        "loaded = hooks()\n"
+        "from tenflang_nb.core import fused\n"
+        "loaded, background = hooks(), fused._BACKGROUND['allowed']\n"
         "ip.run_line_magic('unload_ext', 'tenflang_nb')\n"
-        "print(loaded, hooks(), memory.trim())\n")
+        "print(loaded, hooks(), memory.trim(), background, fused._BACKGROUND['allowed'])\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["1", "0", "True"]  # glibc here: malloc_trim exists
+    # glibc here: malloc_trim exists; auto loads no numba in the background while loaded
+    assert done.stdout.split() == ["1", "0", "True", "False", "True"]

@@ -13,17 +13,18 @@ buffers), so memory beyond the data stays bounded however large N is; the batch 
 accumulated over the chunks.
 
 :func:`bind` chooses the engine (``TrainSettings.engine``): ``reference``; ``fused`` (numba
-loaded, and compiled the first time on a machine, ~10 s, then cached on disk); ``auto``
-(the default): the reference engine for small batches, where a pass costs less than the
-fused engine saves; the fused engine for batches whose reference buffers would not fit in
-:data:`CHUNK_OVER`, which it takes in chunks (waiting for numba if need be); in between,
-the reference engine, and once a run has spent :data:`AUTO_AFTER` seconds on it, numba
-loading in a background thread, then the fused engine; with one CPU (``machine.cpus``), the
-reference engine throughout unless numba is loaded already (loading it would take the run's
-own CPU). Where numba is missing or its loops fail to compile or to pass a self-test, every
-choice is the reference engine (:func:`status` says why): ``auto`` silently, ``fused`` with
-an :class:`EngineWarning`. Where numba caches the loops (a read-only install too):
-``fusedcache``; ``python -m tenflang_nb.core.fused --fill-cache`` fills that cache.
+loaded, and compiled the first time on a machine, ~10 s, then cached on disk); ``auto`` (the
+default): the reference engine for small batches, where a pass costs less than the fused engine
+saves; the fused engine for batches whose reference buffers would not fit in
+:data:`CHUNK_OVER`, which it takes in chunks (waiting for numba if need be); in between, the
+reference engine, and once a run has spent :data:`AUTO_AFTER` seconds on it, numba loading in a
+background thread, then the fused engine; with one CPU (``machine.cpus``), the reference engine
+throughout unless numba is loaded already (loading it would take the run's own CPU), and in a
+notebook kernel (:func:`load_in_background`). Where numba is missing or its loops fail to
+compile or to pass a self-test, every choice is the reference engine (:func:`status` says why):
+``auto`` silently, ``fused`` with an :class:`EngineWarning`. Where numba caches the loops (a
+read-only install too): ``fusedcache``; ``python -m tenflang_nb.core.fused --fill-cache`` fills
+that cache.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from .settings import ENGINES, SETTINGS
 from .syntax import Define
 
 __all__ = ["ENGINES", "EngineWarning", "FusedEngine", "FusedRun", "bind", "load",
-           "reference_bytes", "status"]
+           "load_in_background", "reference_bytes", "status"]
 
 # auto: the reference engine below this many numbers per pass (~1 ms of numpy calls): less
 # than the engine saves a pass, and numba is not even imported (nothing interactive waits)
@@ -73,6 +74,16 @@ MIN_CHUNK = 256
 
 _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {"vm": None, "why": "not loaded yet", "thread": None}
+_BACKGROUND = {"allowed": True}  # see load_in_background
+
+
+def load_in_background(allowed: bool) -> None:
+    """Whether ``auto`` may load numba in the background for a batch in between (see the
+    module). A notebook kernel says no (``notebook.memory``, issue 26): numba with its loops
+    holds 80-115 MB in a kernel for as long as it lives, which a class's hub reserves for
+    every student, against a few seconds saved in a tutorial's training. ``auto`` then loads
+    numba only where it would take the examples in chunks; ``engine="fused"`` still does."""
+    _BACKGROUND["allowed"] = allowed
 
 
 def _wide_vectors() -> None:
@@ -143,7 +154,10 @@ def _compile_elsewhere() -> None:
     that long; in a child it only takes the other core. Then loading from the cache here is
     short. Any failure here only means compiling here after all.
     """
-    _wide_vectors()  # the child must compile for what this process will load
+    # the child must compile for what this process will load. Asking here costs nothing in
+    # the end: llvmlite's binding (55 MB) is part of what importing numba (81 MB) loads, which
+    # this process does right after, to load the loops from the cache.
+    _wide_vectors()
     if not fusedcache.choose().enabled:
         return  # nothing to fill: each process compiles in memory
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
@@ -234,6 +248,8 @@ def bind(plan: Plan, data: Mapping[str, Array | float | None], n: int,
         return REFERENCE.bind(plan, data, n, means or [], kept)
     else:
         vm = _STATE["vm"]
+        if vm is None and not _BACKGROUND["allowed"]:
+            return REFERENCE.bind(plan, data, n, means or [], kept)
         if vm is None and cpus() < 2:
             # one CPU: loading numba beside the run would take its time from the run (the
             # seed model, 100,000 rows, 1,000 steps: 1.3 s against 1.0 s on the reference)

@@ -211,11 +211,24 @@ class LiveBoundary:
         self.size = (width, height)
         self.figure: BoundaryFigure | None = None
         self._background: Any = None
+        self.kept_words: FigureWords | None = None  # the released figure's
+        self.boundary: Boundary | None = None  # the one last drawn
         self.draws = 0
+
+    def release(self) -> None:
+        """Let go of the figure and its pixels (a run has ended and its picture is kept as
+        PNG bytes), keeping it in words; the next :meth:`png` draws a new one."""
+        if self.figure is not None:
+            self.kept_words = self.figure.words()
+        self.figure, self._background = None, None
+
+    def words(self) -> FigureWords | None:
+        """The boundary last drawn, in words (None: none drawn yet)."""
+        return self.figure.words() if self.figure is not None else self.kept_words
 
     def png(self, weights: dict[str, Any]) -> bytes:
         """The boundary at ``weights``, as PNG bytes."""
-        b = self.evaluator.at(weights)
+        b = self.boundary = self.evaluator.at(weights)
         fig = self.figure
         if fig is None:
             fig = self.figure = boundary_figure(b, width=self.size[0], height=self.size[1])

@@ -112,11 +112,19 @@ class LiveCurve:
     """
 
     def __init__(self, *, width: float = 5.0, height: float = 3.0, dpi: int = 100) -> None:
+        self.size = (width, height, dpi)
+        self.figure: Figure | None
         self.figure, self.axes = _new_figure(width, height, dpi)
         self._frame: _Frame | None = None  # the frame kept as pixels while a run goes on
         self._background: Any = None
         self.frames = 0  # whole figures drawn
         self.blits = 0  # curves drawn again on a kept frame
+
+    def release(self) -> None:
+        """Let go of the figure (a run has ended and its picture is kept as PNG bytes): the
+        next :meth:`png` makes a new one (issue 26: see ``TrainingPanel.publish``)."""
+        self.figure, self.axes = None, None
+        self._frame = self._background = None
 
     def png(self, history: Sequence[Record], *, log_scale: bool = True,
             label: str | None = None, reference: Sequence[Record] | None = None,
@@ -124,8 +132,10 @@ class LiveCurve:
         """The curves of ``history`` (and ``reference``) as PNG bytes (see
         :func:`loss_curve_png`); ``live``: the run goes on (see the class docstring)."""
         runs = _runs(history, label, reference, reference_label)
-        ax = self.axes
-        canvas = self.figure.canvas
+        if self.figure is None:
+            self.figure, self.axes = _new_figure(*self.size)
+        fig, ax = self.figure, self.axes
+        canvas = fig.canvas
         # Axis arithmetic on huge losses may overflow; numpy would print a RuntimeWarning
         # into the notebook for what is only a drawing detail.
         with np.errstate(over="ignore", invalid="ignore"):
@@ -137,9 +147,9 @@ class LiveCurve:
                 canvas.restore_region(self._background)
                 for artists in frame.lines:
                     for artist in artists:
-                        self.figure.draw_artist(artist)
+                        fig.draw_artist(artist)
                 self.blits += 1
-                return drawn_png(self.figure)
+                return drawn_png(fig)
             for artist in [*ax.lines, *ax.texts]:
                 artist.remove()
             legend = ax.get_legend()
@@ -150,16 +160,16 @@ class LiveCurve:
             if not live or not frame.lines:
                 self._frame = None
                 canvas.draw()
-                return drawn_png(self.figure)
+                return drawn_png(fig)
             for artists in frame.lines:
                 for artist in artists:
                     artist.set_animated(True)  # left out of canvas.draw(): drawn on top below
             canvas.draw()
-            self._background = canvas.copy_from_bbox(self.figure.bbox)
+            self._background = canvas.copy_from_bbox(fig.bbox)
             for artists in frame.lines:
                 for artist in artists:
-                    self.figure.draw_artist(artist)
-        return drawn_png(self.figure)
+                    fig.draw_artist(artist)
+        return drawn_png(fig)
 
 
 Series = tuple[np.ndarray, np.ndarray, str, str, str]  # x, y, colour, line style, label

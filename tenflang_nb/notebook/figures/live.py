@@ -95,8 +95,14 @@ class LiveLandscape:
         self.evaluator: LossEvaluator | None = None
         self.landscape: Landscape | None = None
         self.figure: LiveFigure | None = None  # the grid drawn, paths redrawn on it
+        self._drawn_as: dict[str, Any] = {}  # the figure's options: to draw it again
         self.run: object = None
         self.grids = 0  # grids computed (tests check that a redraw does not recompute)
+
+    def release(self) -> None:
+        """Let go of the figure and its pixels (a run has ended and its picture is kept as
+        PNG bytes); the grid stays, so a later redraw draws it again without computing it."""
+        self.figure = None
 
     def png(self, trainer: GradientDescent, run: object, final: bool, *,
             label: str = "descent", beside: tuple[str, GradientDescent] | None = None
@@ -119,12 +125,14 @@ class LiveLandscape:
             return [path_of(plane, layout, t.history, name, current=t.weights)
                     for name, t in runs]
 
-        if land is not None and self.figure is not None:
+        if land is not None and self._drawn_as:
             now = paths(land.plane)
             moved = (final and land.plane.kind == "random"
                      and not np.array_equal(land.plane.origin, layout.flat(weights)))
             if land.contains(now) and not moved and len(now) == len(land.paths):
                 self.landscape = land.with_paths(now)
+                if self.figure is None:
+                    self.figure = LiveFigure(land, **self._drawn_as)
                 return self.figure.png(now), 0.0
         started = time.perf_counter()
         plane = self._plane(layout, weights)
@@ -140,8 +148,8 @@ class LiveLandscape:
             now = (f"the weights of iteration {trainer.iterations}" if trainer.iterations
                    else "the initial weights")
             title = title.replace("the final weights", now)
-        self.figure = LiveFigure(land, title=title, width=4.6,
-                                 height=3.5 if land.dims == 1 else 3.7)
+        self._drawn_as = {"title": title, "width": 4.6, "height": 3.5 if land.dims == 1 else 3.7}
+        self.figure = LiveFigure(land, **self._drawn_as)
         return self.figure.png(land.paths), seconds
 
     @staticmethod
