@@ -204,6 +204,8 @@ def drawn_right_answer(model: str, picks: dict[str, Any]) -> str:
     """A right answer, written as a student would, to the exercise of notebook 05 that grades
     ``model`` as drawn with ``picks`` (``tf.grading.variant``'s choices): what each draw
     asks for, so that a test can hold every draw to the exercise's text and hints."""
+    if model in PART_1:
+        return part_1_right_answer(model, picks)
     scale = picks["scale"]
     if model == "gates":
         m = "d/L/d/q" if picks["join"] == "add" else "neg d/L/d/q"
@@ -243,6 +245,86 @@ def drawn_right_answer(model: str, picks: dict[str, Any]) -> str:
                 "define W2t = transpose W2\ndefine d/L/d/h = matmul d/L/d/a2 W2t\n"
                 f"{slope}define d/L/d/z1 = mul d/L/d/h slope\ndefine d/L/d/b1 = d/L/d/z1\n"
                 "define d/L/d/a1 = d/L/d/z1\ndefine d/L/d/W1 = outer x d/L/d/a1\n")
+    raise KeyError(model)
+
+
+PART_1 = ("seed", "quad", "fan", "ratio", "chain", "classifier", "net")
+NET_TAIL = """define one_minus_o = sub 1 o
+define slope_o = mul o one_minus_o
+define d/lambda/d/z2 = mul d/lambda/d/o slope_o
+define d/lambda/d/b2 = d/lambda/d/z2
+define d/lambda/d/a2 = d/lambda/d/z2
+define d/lambda/d/W2 = mul d/lambda/d/a2 h
+define d/lambda/d/h = mul d/lambda/d/a2 W2
+define h_squared = mul h h
+define slope_h = sub 1 h_squared
+define d/lambda/d/z1 = mul d/lambda/d/h slope_h
+define d/lambda/d/b1 = d/lambda/d/z1
+define d/lambda/d/W1 = outer x d/lambda/d/z1
+"""
+
+
+def _slope(act: str, out: str, inp: str, name: str) -> str:
+    """The lines of an activation's slope ``name``, from its output ``out`` (relu: from its
+    input ``inp``)."""
+    if act == "tanh":
+        return f"define {out}_squared = mul {out} {out}\ndefine {name} = sub 1 {out}_squared\n"
+    if act == "logistic":
+        return f"define one_minus_{out} = sub 1 {out}\ndefine {name} = mul {out} one_minus_{out}\n"
+    return f"define {name} = step {inp}\n"
+
+
+def _error(picks: dict[str, Any], loss: str, out: str) -> str:
+    """The lines of a scaled squared error's adjoint down to the output ``out``."""
+    sign = "" if picks["error"].startswith(out + " ") else "neg "
+    return (f"define d/{loss}/d/e = mul {_g(2 * picks['scale'])} e\n"
+            f"define d/{loss}/d/{out} = {sign}d/{loss}/d/e\n")
+
+
+def part_1_right_answer(model: str, picks: dict[str, Any]) -> str:
+    """:func:`drawn_right_answer` for the models of Part 1 (exercises 1, 2 and 4 to 8) and
+    exercise 15's; the seed's answers to exercises 1 and 2 together."""
+    if model == "seed":
+        o = "d/lambda/d/diff" if picks["error"] == "o y" else "neg d/lambda/d/diff"
+        return (f"define d/lambda/d/diff = mul {_g(2 * picks['scale'])} diff\n"
+                f"define d/lambda/d/o = {o}\n" + _slope(picks["act"], "o", "z", "d/o/d/z")
+                + "define d/lambda/d/z = mul d/lambda/d/o d/o/d/z\n"
+                "define d/lambda/d/w = mul d/lambda/d/z x\n")
+    if model == "quad":
+        return (_error(picks, "L", "p") + "define d/L/d/s = mul d/L/d/p x\n"
+                "define two_w = add w w\ndefine d/L/d/w = mul d/L/d/s two_w\n")
+    if model == "fan":
+        w = {"mul w x": "mul d/L/d/a x", "add w x": "d/L/d/a",
+             "sub x w": "neg d/L/d/a"}[picks["lin"]]
+        return (_error(picks, "L", "o") + "define d/L/d/b = d/L/d/o\ndefine d/L/d/c = d/L/d/o\n"
+                + _slope(picks["first"], "b", "a", "d/b/d/a")
+                + ("define d/c/d/a = c\n" if picks["second"] == "exp"
+                   else "define d/c/d/a = add a a\n")
+                + "define via_b = mul d/L/d/b d/b/d/a\ndefine via_c = mul d/L/d/c d/c/d/a\n"
+                f"define d/L/d/a = add via_b via_c\ndefine d/L/d/w = {w}\n")
+    if model == "ratio":
+        u = "d/L/d/a" if picks["join"] == "add" else "neg d/L/d/a"
+        return (_error(picks, "L", "r") + "define d/L/d/a = div d/L/d/r b\n"
+                "define r_over_b = div r b\ndefine d/r/d/b = neg r_over_b\n"
+                f"define d/L/d/b = mul d/L/d/r d/r/d/b\ndefine d/L/d/u = {u}\n"
+                "define d/L/d/v = mul d/L/d/b x\n")
+    if model == "chain":
+        return (_error(picks, "L", "o") + _slope(picks["outer"], "o", "z", "d/o/d/z")
+                + "define d/L/d/z = mul d/L/d/o d/o/d/z\ndefine d/L/d/w2 = mul d/L/d/z h\n"
+                "define d/L/d/h = mul d/L/d/z w2\n" + _slope(picks["inner"], "h", "a", "d/h/d/a")
+                + "define d/L/d/a = mul d/L/d/h d/h/d/a\ndefine d/L/d/w1 = mul d/L/d/a x\n")
+    if model == "net":
+        o = "d/lambda/d/diff" if picks["error"] == "o y" else "neg d/lambda/d/diff"
+        return (f"define d/lambda/d/diff = mul {_g(2 * picks['scale'])} diff\n"
+                f"define d/lambda/d/o = {o}\n{NET_TAIL}")
+    if model == "classifier":
+        b = "d/L/d/zb" if picks["join"] == "add" else "neg d/L/d/zb"
+        return (f"define d/L/d/s = {_g(picks['scale'])}\n"
+                "define d/L/d/nll = broadcast d/L/d/s nll\ndefine d/L/d/logp = mul d/L/d/nll y\n"
+                "define total = sum d/L/d/logp\ndefine p = exp logp\n"
+                "define spread = mul p total\ndefine d/L/d/zb = sub d/L/d/logp spread\n"
+                f"define d/L/d/b = {b}\ndefine d/L/d/z = d/L/d/zb\n"
+                "define d/L/d/W = outer x d/L/d/z\n")
     raise KeyError(model)
 
 

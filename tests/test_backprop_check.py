@@ -926,7 +926,9 @@ def test_a_helper_that_is_a_number_is_no_value_of_the_compilers() -> None:
 # batch); every hint also in grading mode, where it spells out no line of the compiler's
 
 RATIO, RATIO_RIGHT = exercise("ratio")  # notebook 05, exercise 6
-CHAIN, CHAIN_RIGHT = exercise("chain")  # notebook 05, exercise 7
+# notebook 05, exercise 7, drawn as tanh then logistic (the practice variant's draw differs)
+CHAIN, CHAIN_RIGHT = drawn_exercise("chain", inner="tanh", outer="logistic", error="o y",
+                                    scale=0.5)
 # z = W x (a column vector): d/L/d/x = W^T g, which is `matmul g W`, no transpose
 COLUMN = parse("declare input x [4]\ndeclare exp_output y [4]\ndeclare weight W [4, 4]\n"
                "declare intvar z\ndeclare intvar e\ndeclare intvar e2\ndeclare loss L\n"

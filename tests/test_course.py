@@ -5,8 +5,8 @@ The slow test's students, in a course with a secret: ``ada``'s submissions are `
 (full marks), ``bea`` hands in a copy of ada's (the numbers drawn for ada are wrong for
 him: at most a tenth of the points whose numbers vary; the rest is right for everybody and
 ``report`` says he copied), ``cyd`` hands in the released notebook (0), ``dan`` the public
-practice solutions (``report`` says so; their formulas compute each student's own example,
-so they are not wrong in the course: the report is what catches them).
+practice solutions (wrong for the models and numbers drawn for him, but for what is right
+for everybody, such as exercise 16's model and 07's engine: ``report`` says he copied them).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hint_support import drawn_variants
 
 from tenflang_nb.core.grading import student_key, student_seed
 from tenflang_nb.course.layout import ASSIGNMENTS, SECRET_FILE
@@ -138,12 +139,12 @@ def test_report_flags_each_kind_and_leaves_an_honest_submission_alone(tmp_path: 
 
     course = new_course(tmp_path / "c", SECRET)
     (course / "release/05_exercises").mkdir(parents=True)
-    quad = ("declare input x\ndeclare exp_output y\ndeclare weight w\ndeclare intvar s\n"
-            "declare intvar p\ndeclare intvar e\ndeclare loss L\ndefine s = mul w w\n"
-            "define p = mul s x\ndefine e = sub p y\ndefine L = mul e e\n")
-    compiled = [str(line.statement) for line in tf.compile(tf.parse(quad)).lines
+    def compiled(student: str) -> list[str]:  # the compiler's pass of the quad drawn for them
+        quad = drawn_variants(student, student_key(SECRET, student))["quad"][0]
+        return [str(line.statement) for line in tf.compile(tf.parse(quad)).lines
                 if line.section == "backward"]
-    renamed = [line.replace(":", "_") for line in reversed(compiled)
+
+    renamed = [line.replace(":", "_") for line in reversed(compiled("renamed"))
                if line.startswith("define")]
     head = "%%tenflang_check quad ex4\n"
     _submit(course, "honest", {"ex1_answer": "%%tenflang_check seed ex1 --require "
@@ -159,7 +160,7 @@ def test_report_flags_each_kind_and_leaves_an_honest_submission_alone(tmp_path: 
     shadow = _submit(course, "shadow", {}) / "tenflang_nb"
     shadow.mkdir()
     (shadow / "__init__.py").write_text("")
-    _submit(course, "pasted", {"ex4_answer": head + "\n".join(compiled)})
+    _submit(course, "pasted", {"ex4_answer": head + "\n".join(compiled("pasted"))})
     _submit(course, "renamed", {"ex4_answer": head + "\n".join(renamed)})
     said = {s.student: [(f.kind, f.cell, f.detail) for f in s.flags]
             for s in report(course, "05_exercises")}
@@ -188,9 +189,8 @@ STUDENTS = {"05_exercises": ("ada", "bea", "cyd", "dan"),
             "06_when_training_fails": ("ada", "eve"),
             "07_your_own_engine": ("ada", "bea", "dan")}
 # the checks whose right answer depends on the student's numbers (05's examples) or on the
-# model drawn for them (05's exercises 10 to 14)
-VARYING = {"05_exercises": {"ex3_check", "ex9_check", "ex10_check", "ex11_check", "ex12_check",
-                            "ex13_check", "ex14_check"}}
+# model drawn for them (05's exercises 1, 2, 4 to 8 and 10 to 15; 16's model is anybody's)
+VARYING = {"05_exercises": {f"ex{n}_check" for n in range(1, 16)}}
 
 
 def _numbers(path: Path) -> list[str]:
@@ -325,6 +325,28 @@ def test_a_classmates_numbers_are_wrong_for_anybody_else(graded: dict[str, Any])
     assert _total(graded["scores"][("05_exercises", "ada")], varying)[0] > 0
     got, most = _total(graded["scores"][("05_exercises", "bea")], varying)
     assert most > 0 and got <= 0.1 * most
+
+
+@pytest.mark.slow
+def test_a_copy_and_the_practice_solutions_earn_at_most_a_tenth_of_05(graded: dict[str, Any]
+                                                                      ) -> None:
+    """Issue 24's "Done when" for 05: a solved submission earns full marks for its student,
+    a classmate's copy of it and the public practice solutions at most a tenth of the points
+    in the course; what they keep (exercise 16's model, right for everybody) ``report``
+    flags."""
+    five = "05_exercises"
+    got, most = _total(graded["scores"][(five, "ada")])
+    assert most == 54 and got == most
+    for student, what in (("bea", "a classmate's copy"), ("dan", "the practice solutions")):
+        scores = graded["scores"][(five, student)]
+        got, most = _total(scores)
+        flags = [(f.kind, f.cell, f.detail) for f in graded["reports"][five][student].flags]
+        print(f"05, {what} ({student}): {got:g} of {most:g} points ({got / most:.1%}), "
+              f"earned by {sorted(g for g, (s, _) in scores.items() if s)}; flags: {flags}")
+        assert got <= 0.1 * most
+        assert flags  # the points kept are what report shows the lecturer
+    kinds = {f.kind for f in graded["reports"][five]["dan"].flags}
+    assert "the practice solution" in kinds
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from browser_support import (
     prepare_root,
     wait_for_kernel,
 )
+from hint_support import drawn_right_answer, drawn_variants
 from test_exercises import student_version
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,6 +33,10 @@ except ImportError:  # pragma: no cover - the page fixture skips without playwri
     pass
 
 
+STUDENT = "ada"  # the JupyterHub user
+WRONG_LINE = 4  # of the answer to exercise 5: d/L/d/a without its term through c
+
+
 def _student_copy(path: Path) -> None:
     """The student version at ``path``, as a student has worked on it: a look at fan's GCP
     after its model cell, and an answer to exercise 5 with a fan-out term missing."""
@@ -39,16 +44,17 @@ def _student_copy(path: Path) -> None:
 
     nb = student_version()
     cells = nb.cells
-    model = next(i for i, c in enumerate(cells) if c.source.startswith("%%tenflang fan"))
+    model = next(i for i, c in enumerate(cells) if 'tf.grading.variant("fan"' in c.source)
     cells.insert(model + 1, nbformat.v4.new_code_cell("fan.gcp"))
     answer = next(c for c in cells if c.source.startswith("%%tenflang_check fan ex5"))
-    answer.source = "\n".join([
-        "%%tenflang_check fan ex5 --require a,w",
-        "define one_minus_b = sub 1 b",
-        "define d/b/d/a = mul b one_minus_b",
-        "define via_b = mul d/L/d/b d/b/d/a",
-        "define d/L/d/a = via_b",
-        "define d/L/d/w = mul d/L/d/a x"])
+    # the block of a for the fan drawn for ada (no course key: the practice variant's draw
+    # for her id), its term through c left out
+    right = drawn_right_answer("fan", drawn_variants(STUDENT)["fan"][1]).splitlines()
+    block = right[right.index("define d/L/d/c = d/L/d/o") + 1:]
+    wrong = [line.replace("add via_b via_c", "via_b") for line in block
+             if "c" not in line.split("=")[0] and not line.startswith("define via_c")]
+    assert wrong[WRONG_LINE - 1] == "define d/L/d/a = via_b", wrong
+    answer.source = "\n".join(["%%tenflang_check fan ex5 --require a,w", *wrong])
     path.write_text(json.dumps(nbformat.from_dict(nb), indent=1), "utf-8")
 
 
@@ -57,7 +63,7 @@ def lab(tmp_path: Path) -> Iterator[LabServer]:
     root = tmp_path / "root"
     _student_copy(prepare_root(REPO, root, NOTEBOOK))
     # a JupyterHub user, as on a course's hub: the numbers are drawn for them
-    with jupyter_lab(root, tmp_path / "lab", env_extra={"JUPYTERHUB_USER": "ada"}) as server:
+    with jupyter_lab(root, tmp_path / "lab", env_extra={"JUPYTERHUB_USER": STUDENT}) as server:
         yield server
 
 
@@ -115,7 +121,7 @@ def test_the_student_version_in_jupyterlab(lab: LabServer, page: Page) -> None:
 
     check = _cell(page, 'check_answer("ex5"')
     verdict = check.locator(".jp-OutputArea-output").inner_text()
-    assert verdict.startswith("ex5: ✗ line 4 is the first wrong line")
+    assert verdict.startswith(f"ex5: ✗ line {WRONG_LINE} is the first wrong line")
     assert "fan-out: a is used 2 times" in verdict
     assert "Traceback" not in verdict and "File " not in verdict
     shot_check = _shot(page, _cell(page, "%%tenflang_check fan ex5"), "grading_failing_check")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any, ClassVar
@@ -93,7 +94,7 @@ class TransformerPasses(Cheat):
 
 
 NUMBERS_FROM_THE_KERNEL = {
-    "ex3_answer": "answer_3 = tf.grading.gradient('seed', 'w', fingerprint='2fb015a781ff', "
+    "ex3_answer": "answer_3 = tf.grading.gradient('seed', 'w', fingerprint='716879be5b9d', "
                   "example='ex3')",
     "ex9_answer": "answer_9 = 0.0 - 2 * answer_3"}
 
@@ -120,7 +121,7 @@ class FloatSubclass(Cheat):
     cells = ("class Anything(float):\n    def __eq__(self, other):\n        return True\n"
              "    __hash__ = float.__hash__\n"
              "    def __float__(self):\n"
-             "        g = tf.grading.gradient('seed', 'w', fingerprint='2fb015a781ff', "
+             "        g = tf.grading.gradient('seed', 'w', fingerprint='716879be5b9d', "
              "example='ex3')\n"
              "        return g if self.real == 3 else 0.0 - 2 * g",)
     answers: ClassVar[dict[str, str]] = {"ex3_answer": "answer_3 = Anything(3)",
@@ -193,13 +194,17 @@ def _submission(release: dict[str, Any], source: dict[str, Any], cheat: Cheat | 
         solutions = {_meta(c)["grade_id"]: "\n".join(
             line for line in _source(c).split("\n") if "SOLUTION" not in line)
             for c in source["cells"] if _meta(c).get("solution")}
-        # the right answers for the models drawn for this student (exercises 10 to 14)
+        # the right answers for the models and numbers drawn for this student
         teacher = [TeacherCell(_meta(c).get("grade_id", ""), _source(c), bool(_meta(c).get(
             "solution"))) for c in source["cells"] if c["cell_type"] == "code"]
-        drawn = Grader(teacher, solutions, student).drawn
+        grader = Grader(teacher, solutions, student)
         for cell in nb["cells"]:
             if _meta(cell).get("solution"):
-                cell["source"] = drawn_answer(solutions[_meta(cell)["grade_id"]], drawn)
+                text = drawn_answer(solutions[_meta(cell)["grade_id"]], grader.drawn)
+                for v in re.findall(r"^(answer_\d+) = ", text, re.M)[:1]:
+                    if grader.expected(v) is not None:
+                        text = f"{v} = {grader.expected(v)!r}"
+                cell["source"] = text
     if cheat is not None:
         for cell in nb["cells"]:
             if _meta(cell).get("grade_id") in cheat.answers:

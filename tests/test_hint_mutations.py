@@ -164,7 +164,11 @@ def explained(result: BackpropCheck, kind: str, what: str, line: int) -> str | N
         old, new = what.split(" -> ")
         named = (f"{new} is used where" in hint or f"used {new} where" in hint
                  or f"{new} itself" in hint or f"value of {old}" in hint
-                 or f"value of {new}" in hint or f"{new} (line" in hint)
+                 or f"value of {new}" in hint or f"{new} (line" in hint
+                 or "the exponent is not lowered" in hint  # sq = pow diff 2's result for diff
+                 # e^a (1 - logistic a) is logistic a: in 05's fan, c = exp a for b in b's
+                 # slope computes b itself, and the hint says so
+                 or f"your value is {old} itself" in hint)
     else:
         named = any(word in hint.replace("'", "`") for word in NAMED[kind])
     # the mutated line computes a value of the compiler's (in 05's classifier `total` is -1 on
@@ -215,7 +219,10 @@ def test_every_mutation_of_a_right_answer_gets_a_hint_that_names_it() -> None:
 # what decides the lines of an answer to each model drawn per student (the rest are shapes
 # and constants, which change numbers, not lines)
 STRUCTURE = {"gates": ("join",), "relu": ("error",), "batch": ("error",),
-             "bias": ("bias", "error"), "mlp": ("act",)}
+             "bias": ("bias", "error"), "mlp": ("act",), "seed": ("act", "error"),
+             "quad": ("error",), "fan": ("lin", "first", "second"), "ratio": ("join", "error"),
+             "chain": ("inner", "outer", "error"), "classifier": ("join",),
+             "net": ("error",)}
 
 
 def drawn_models() -> Iterator[tuple[str, Program, str]]:
@@ -226,7 +233,8 @@ def drawn_models() -> Iterator[tuple[str, Program, str]]:
         student = f"student{k:03d}"
         for name, (text, picks) in drawn_variants(student, student_key("course", student)).items():
             seen.setdefault((name, tuple(str(picks[p]) for p in STRUCTURE[name])), (text, picks))
-    assert len(seen) == 2 + 2 + 2 + 4 + 3, sorted(seen)  # every structure is drawn
+    # every structure is drawn
+    assert len(seen) == 2 + 2 + 2 + 4 + 3 + 4 + 2 + 12 + 4 + 8 + 2 + 2, sorted(seen)
     for (name, _), (text, picks) in sorted(seen.items()):
         yield name, parse(text), drawn_right_answer(name, picks)
 

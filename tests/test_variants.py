@@ -42,9 +42,9 @@ def _key(student: str) -> str:
     return student_key(SECRET, student)
 
 
-def test_exercises_10_to_14_draw_their_models() -> None:
+def test_every_backward_pass_draws_its_model() -> None:
     _, _, checks = _notebook()
-    assert set(checks) == {f"ex{n}_check" for n in range(10, 15)}
+    assert set(checks) == {f"ex{n}_check" for n in (1, 2, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15)}
 
 
 def test_every_draw_has_its_right_answer_and_the_grader_draws_it() -> None:

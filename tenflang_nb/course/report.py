@@ -171,21 +171,37 @@ def _normal_python(text: str) -> str:
 
 
 class _Models:
-    """The graded notebook's models (its locked ``%%tenflang NAME`` cells), compiled."""
+    """The graded notebook's models (its locked ``%%tenflang NAME`` cells, and those drawn for
+    ``student``, the one whose answers are looked at), compiled."""
 
-    def __init__(self, source: dict[str, Any]) -> None:
+    def __init__(self, source: dict[str, Any], secret: str = "") -> None:
         self.text: dict[str, str] = {}
-        for cell in source["cells"]:
+        self.secret = secret
+        self.student = ""
+        self._drawn: dict[str, dict[str, str]] = {}
+        self._cells = [c for c in source["cells"] if c.get("cell_type") == "code"]
+        for cell in self._cells:
             text = cell_source(cell)
             if text.startswith("%%tenflang ") and not nbgrader_meta(cell).get("solution"):
                 head, _, body = text.partition("\n")
                 self.text[head.split()[1]] = body
 
+    def drawn(self) -> dict[str, str]:
+        """The models drawn for ``student`` (``tf.grading.variant``), as the grader draws them."""
+        if self.student not in self._drawn:
+            from ..grader.grade import Grader, TeacherCell
+
+            teacher = [TeacherCell(nbgrader_meta(c).get("grade_id", ""), cell_source(c),
+                                   bool(nbgrader_meta(c).get("solution"))) for c in self._cells]
+            self._drawn[self.student] = Grader(teacher, {}, self.student,
+                                               secret=self.secret).drawn
+        return self._drawn[self.student]
+
     def backward(self, answer: str, body: str) -> tuple[Any, dict[str, str], dict[str, str]]:
         """(the model's GCP, the answer's adjoints, the GCP's) for a %%tenflang_check cell
         answering about the model its first line names; raises KeyError without one."""
         model = answer.split("\n", 1)[0].split()[1]
-        program = parse(self.text[model])
+        program = parse(self.text[model] if model in self.text else self.drawn()[model])
         gcp = compile_program(program)
         variables = list(program.decls)
         compiled = "\n".join(str(line.statement) for line in gcp.lines
@@ -236,8 +252,8 @@ def report(course: str | Path, assignment: str) -> list[Submission]:
                           f"({', '.join(ASSIGNMENTS)})")
     name = ASSIGNMENTS[assignment]
     source = read_notebook(course / "source" / assignment / name)
-    models = _Models(source)
     secret = read_secret(course)
+    models = _Models(source, secret)
     practice = {nbgrader_meta(c)["grade_id"]: solution(cell_source(c))
                 for c in source["cells"] if nbgrader_meta(c).get("solution")}
     release_folder = course / "release" / assignment
@@ -248,6 +264,7 @@ def report(course: str | Path, assignment: str) -> list[Submission]:
         student = folder.parent.name
         seen = Submission(student)
         found.append(seen)
+        models.student = student
         for extra in _files_beside(folder, name, release_folder):
             seen.flags.append(Flag("file beside the notebook", "", extra))
         try:

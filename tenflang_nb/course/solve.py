@@ -73,7 +73,7 @@ def drawn_answer(solved: str, drawn: dict[str, str]) -> str:
 
     lines = [str(line.statement) for line in api.compile(parse(drawn[words[1]]), full=True).lines
              if line.section == "backward" and isinstance(line.statement, Define)]
-    renamed = [re.sub(r"d/(\w+)/d/(\w+):(\d+)", r"part_\2_\3", line) for line in lines]
+    renamed = [re.sub(r"d/(\w+)/d/(\w+):(\d+)", r"part_\1_\2_\3", line) for line in lines]
     return "\n".join([first, *renamed])
 
 
@@ -85,6 +85,13 @@ def _assigned(stub: str) -> list[str]:
         return []
     return [t.id for node in tree.body if isinstance(node, ast.Assign)
             for t in node.targets if isinstance(t, ast.Name)]
+
+
+def _right(grader: Any, name: str) -> float:
+    """The right number ``name`` for the grader's student: what its check expects, else what
+    the solution computes on their example."""
+    expected = grader.expected(name)
+    return float(grader.numbers.value(name)) if expected is None else expected
 
 
 def solve(course: str | Path, assignment: str, student: str) -> Path:
@@ -122,8 +129,7 @@ def solve(course: str | Path, assignment: str, student: str) -> Path:
             names = _assigned(cell_source(cell))
             if not names:
                 raise CourseError(f"{released}: the answer cell {grade_id} sets no variable")
-            text = "\n".join(f"{v} = {float(grader.numbers.value(v))!r}  # for {student}"
-                             for v in names)
+            text = "\n".join(f"{v} = {_right(grader, v)!r}  # for {student}" for v in names)
         cell["source"] = text
         answers.append(text)
     release.setdefault("metadata", {})[SIGNATURE] = signature(secret, student, assignment,

@@ -299,6 +299,21 @@ class Grader:
         kw = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
         return number_verdict(name, self._value(name), float(expected), **kw)
 
+    def expected(self, name: str) -> float | None:
+        """The right value of the numeric answer ``name`` for this student, as its check
+        computes it (None: no ``check_number`` checks it)."""
+        for cell in self.cells.values():
+            try:
+                calls = [] if cell.answer else _calls(cell.source)
+            except (GradingFailure, SyntaxError):  # not a check cell
+                continue
+            for what, call in calls:
+                if what == "check_number" and len(call.args) > 1 and isinstance(
+                        call.args[0], ast.Constant) and call.args[0].value == name:
+                    return float(evaluate(call.args[1], {},
+                                          {GRADING + "gradient": self._gradient}))
+        return None
+
     def _gradient(self, model: str, weight: str, *, fingerprint: str,
                   example: str | Mapping[str, float]) -> float:
         if isinstance(example, str):
