@@ -316,6 +316,11 @@ class Kernel:
             frame = socket_.recv()
             if not frame:  # a ping from the server (websocket-client answers it)
                 continue
+            if isinstance(frame, bytes):
+                # a message with binary buffers (a widget's picture, in the legacy binary
+                # framing: offsets, then JSON, then the buffers): never a reply, a status or
+                # a stream, which are all this client reads
+                continue
             msg = json.loads(frame)
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
