@@ -26,8 +26,8 @@ HTML_IMG = re.compile(r"<img\b[^>]*>", re.I)
 HTML_ALT = re.compile(r"""\balt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
 PLACEHOLDER = "No description has been provided for this image"  # nbconvert's
 # tutorials whose stored outputs predate notebook/plot_words.py (a pyplot figure without alt
-# text): they are being re-cut elsewhere; refreshing them gives the figure its words
-NOT_REFRESHED = {"06_when_training_fails"}
+# text), expected to fail until refreshed: none now
+NOT_REFRESHED: set[str] = set()
 
 
 def _markdown(path: Path) -> list[str]:
