@@ -297,7 +297,8 @@ TWO_LAYERS = program_text(  # where a sample of two sweeps a weight kept fewer n
 
 
 @pytest.mark.parametrize("source", [_dense(7, 3), MANY_WEIGHTS, TWO_LAYERS, XOR_SHAPE,
-                                    (EXAMPLES / "digits" / "shape.tf").read_text()])
+                                    pytest.param((EXAMPLES / "digits" / "shape.tf").read_text(),
+                                                 id="digits", marks=pytest.mark.slow)])
 def test_a_sample_of_the_sweeps_counts_what_all_of_them_count(source: str) -> None:
     program = api.parse(source, "s.tf")
     every = compare_modes(program, examples=3, budget=0.0, sweeps=None)

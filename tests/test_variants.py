@@ -21,6 +21,9 @@ from tenflang_nb.notebook.grading_mode import GRADING
 
 SECRET = "a course's secret"
 STUDENTS = [f"student{k:02d}" for k in range(40)]
+# a class of 12 in the fast lane, of 40 in the slow one (each student grades every check)
+CLASSES = [pytest.param(STUDENTS[:12], id="12 students"),
+           pytest.param(STUDENTS, id="40 students", marks=pytest.mark.slow)]
 
 
 def _notebook() -> tuple[list[TeacherCell], dict[str, str], dict[str, int]]:
@@ -47,10 +50,11 @@ def test_every_backward_pass_draws_its_model() -> None:
     assert set(checks) == {f"ex{n}_check" for n in (1, 2, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15)}
 
 
-def test_every_draw_has_its_right_answer_and_the_grader_draws_it() -> None:
+@pytest.mark.parametrize("students", CLASSES)
+def test_every_draw_has_its_right_answer_and_the_grader_draws_it(students: list[str]) -> None:
     teacher, solutions, checks = _notebook()
     texts: dict[str, set[str]] = {check: set() for check in checks}
-    for student in STUDENTS:
+    for student in students:
         drawn = drawn_variants(student, _key(student))
         grader = Grader(teacher, solutions, student, secret=SECRET)
         assert grader.drawn == {name: text for name, (text, _) in drawn.items()}
@@ -68,23 +72,25 @@ def test_every_draw_has_its_right_answer_and_the_grader_draws_it() -> None:
             for check in checks:
                 assert right.verdict(check).ok, (student, check, right.verdict(check).text)
     for check, seen in texts.items():  # the lines a right answer needs differ between students
-        assert len(seen) >= 0.5 * len(STUDENTS), (check, len(seen))
+        assert len(seen) >= 0.5 * len(students), (check, len(seen))
 
 
-def test_the_practice_solution_and_a_classmates_answers_are_right_for_few() -> None:
+@pytest.mark.parametrize("students", CLASSES)
+def test_the_practice_solution_and_a_classmates_answers_are_right_for_few(
+        students: list[str]) -> None:
     teacher, solutions, checks = _notebook()
     most = sum(checks.values())
     practice, copied = [], []
-    for k, student in enumerate(STUDENTS):
+    for k, student in enumerate(students):
         grader = Grader(teacher, solutions, student, secret=SECRET)
         practice.append(sum(p for c, p in checks.items() if grader.verdict(c).ok))
-        neighbour = STUDENTS[k - 1]
+        neighbour = students[k - 1]
         theirs = Grader(teacher, solutions, neighbour, secret=SECRET).drawn
         answers = {g: drawn_answer(t, theirs) for g, t in solutions.items()}
         mine = Grader(teacher, answers, student, secret=SECRET)
         copied.append(sum(p for c, p in checks.items() if mine.verdict(c).ok))
-    assert sum(practice) <= 0.05 * most * len(STUDENTS), practice
-    assert sum(copied) <= 0.05 * most * len(STUDENTS), copied
+    assert sum(practice) <= 0.05 * most * len(students), practice
+    assert sum(copied) <= 0.05 * most * len(students), copied
 
 
 @pytest.fixture
