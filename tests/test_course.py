@@ -186,11 +186,12 @@ def test_report_flags_each_kind_and_leaves_an_honest_submission_alone(tmp_path: 
 
 STUDENTS = {"05_exercises": ("ada", "bea", "cyd", "dan"),
             # eve: solve's answers and a line that reads a file of the assignment's
-            "06_when_training_fails": ("ada", "eve"),
+            "06_when_training_fails": ("ada", "bea", "dan", "eve"),
             "07_your_own_engine": ("ada", "bea", "dan")}
-# the checks whose right answer depends on the student's numbers (05's examples) or on the
-# model drawn for them (05's exercises 1, 2, 4 to 8 and 10 to 15; 16's model is anybody's)
-VARYING = {"05_exercises": {f"ex{n}_check" for n in range(1, 16)}}
+# the checks whose right answer depends on the student's numbers (05's examples, 06's) or on
+# the model drawn for them (05's exercises 1, 2, 4 to 8 and 10 to 15; 16's model is anybody's)
+VARYING = {"05_exercises": {f"ex{n}_check" for n in range(1, 16)},
+           "06_when_training_fails": {f"ex{n}_check" for n in range(1, 5)}}
 
 
 def _numbers(path: Path) -> list[str]:
@@ -203,10 +204,13 @@ def _solved_for(course: Path, assignment: str, student: str) -> Path:
     removed."""
     done = _cli("solve", str(course), assignment, student)
     assert done.returncode == 0, done.stderr
-    folder = course / "submitted" / student
-    kept = course.parent / f"solved-{student}"  # out of submitted/: nbgrader grades all there
+    folder = course / "submitted" / student / assignment
+    kept = course.parent / f"solved-{student}" / assignment  # nbgrader grades submitted/
+    kept.parent.mkdir(exist_ok=True)
     folder.rename(kept)
-    return kept / assignment / ASSIGNMENTS[assignment]
+    if not any(folder.parent.iterdir()):
+        folder.parent.rmdir()
+    return kept / ASSIGNMENTS[assignment]
 
 
 def _practice(source: dict[str, Any], release: dict[str, Any]) -> dict[str, Any]:
@@ -320,32 +324,37 @@ def test_the_kernel_runs_only_what_the_answers_need(graded: dict[str, Any]) -> N
 
 
 @pytest.mark.slow
-def test_a_classmates_numbers_are_wrong_for_anybody_else(graded: dict[str, Any]) -> None:
-    varying = VARYING["05_exercises"]
-    assert _total(graded["scores"][("05_exercises", "ada")], varying)[0] > 0
-    got, most = _total(graded["scores"][("05_exercises", "bea")], varying)
+@pytest.mark.parametrize("assignment", list(VARYING))
+def test_a_classmates_numbers_are_wrong_for_anybody_else(graded: dict[str, Any],
+                                                         assignment: str) -> None:
+    varying = VARYING[assignment]
+    assert _total(graded["scores"][(assignment, "ada")], varying)[0] > 0
+    got, most = _total(graded["scores"][(assignment, "bea")], varying)
     assert most > 0 and got <= 0.1 * most
 
 
 @pytest.mark.slow
-def test_a_copy_and_the_practice_solutions_earn_at_most_a_tenth_of_05(graded: dict[str, Any]
-                                                                      ) -> None:
-    """Issue 24's "Done when" for 05: a solved submission earns full marks for its student,
-    a classmate's copy of it and the public practice solutions at most a tenth of the points
-    in the course; what they keep (exercise 16's model, right for everybody) ``report``
-    flags."""
-    five = "05_exercises"
-    got, most = _total(graded["scores"][(five, "ada")])
-    assert most == 54 and got == most
+@pytest.mark.parametrize(("assignment", "points"), [("05_exercises", 54),
+                                                    ("06_when_training_fails", 8)])
+def test_a_copy_and_the_practice_solutions_earn_at_most_a_tenth(graded: dict[str, Any],
+                                                                assignment: str,
+                                                                points: int) -> None:
+    """Issue 24's "Done when" for 05 and 06: a solved submission earns full marks for its
+    student, a classmate's copy of it and the public practice solutions at most a tenth of
+    the points in the course; what they keep (05's exercise 16's model, right for
+    everybody) ``report`` flags, and it flags both as copies."""
+    got, most = _total(graded["scores"][(assignment, "ada")])
+    assert most == points and got == most
     for student, what in (("bea", "a classmate's copy"), ("dan", "the practice solutions")):
-        scores = graded["scores"][(five, student)]
+        scores = graded["scores"][(assignment, student)]
         got, most = _total(scores)
-        flags = [(f.kind, f.cell, f.detail) for f in graded["reports"][five][student].flags]
-        print(f"05, {what} ({student}): {got:g} of {most:g} points ({got / most:.1%}), "
-              f"earned by {sorted(g for g, (s, _) in scores.items() if s)}; flags: {flags}")
+        flags = [(f.kind, f.cell, f.detail) for f in graded["reports"][assignment][student].flags]
+        print(f"{assignment[:2]}, {what} ({student}): {got:g} of {most:g} points "
+              f"({got / most:.1%}), earned by {sorted(g for g, (s, _) in scores.items() if s)}; "
+              f"flags: {flags}")
         assert got <= 0.1 * most
-        assert flags  # the points kept are what report shows the lecturer
-    kinds = {f.kind for f in graded["reports"][five]["dan"].flags}
+        assert flags  # the copies are what report shows the lecturer
+    kinds = {f.kind for f in graded["reports"][assignment]["dan"].flags}
     assert "the practice solution" in kinds
 
 
@@ -367,7 +376,7 @@ def test_report_flags_the_copies_and_never_an_honest_submission(graded: dict[str
 
 def _hidden_lines(notebook: dict[str, Any]) -> list[str]:
     """The lines of the hidden tests of a source notebook (between nbgrader's markers), but
-    for those its visible code holds too (06's visible check and its hidden one share their
+    for those its visible code holds too (a visible check and a hidden one may share a
     hint's line)."""
     found = []
     marked = r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS"

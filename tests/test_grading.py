@@ -5,11 +5,13 @@ Real nbgrader runs the graded notebooks in ``tests/test_grading_nbgrader.py``.""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hint_support import notebook_models
 from IPython.utils.capture import CapturedIO, capture_output
@@ -17,9 +19,9 @@ from IPython.utils.capture import CapturedIO, capture_output
 import tenflang_nb as tf
 from tenflang_nb.core.errors import TenFlangError
 from tenflang_nb.core.grading import (
-    answer_digest,
     compiler_copy,
     fingerprint,
+    rounded,
     student_id,
     student_seed,
 )
@@ -508,7 +510,9 @@ def _cells(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_the_fingerprints_in_the_notebooks_are_current(path: Path, ip: Any) -> None:
+def test_the_fingerprints_in_the_notebooks_are_current(path: Path, ip: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(path.parent)  # a locked cell may train on ../examples, as it runs there
     sources = ["".join(c["source"]) for c in _cells(path) if c["cell_type"] == "code"]
     named = [(m.group(1), m.group(2)) for s in sources for m in
              re.finditer(r'model="(\w+)",[^)]*?fingerprint="(\w+)"', s, re.S)]
@@ -760,26 +764,65 @@ def test_a_number_is_an_int_or_a_float_exactly(ip: Any) -> None:
     assert run(ip, "tf.grading.check_number('answer_3', 0.5)")[0].error_in_exec is None
 
 
-def test_a_visible_check_says_right_or_wrong_without_the_number(ip: Any) -> None:
+LINE = ("declare input x\ndeclare exp_output y\ndeclare weight a\ndeclare weight b\n"
+        "declare intvar ax\ndeclare output o\ndeclare intvar diff\ndeclare loss lambda\n"
+        "define ax = mul a x\ndefine o = add ax b\ndefine diff = sub o y\n"
+        "define lambda = pow diff 2\n")
+
+
+def test_a_measured_check_is_right_for_the_students_own_draw(ip: Any, tmp_path: Path) -> None:
+    """The number is measured for the student's example: right rounded as the check says,
+    wrong with the hint, never shown; another student's draw makes another number."""
     start(ip)
-    digest = tf.grading.digest("answer_1", 0.107, step=0.001)
-    assert digest == answer_digest("lab", "answer_1", 0.1072, step=0.001)
-    assert "0.107" not in digest and digest != tf.grading.digest("answer_1", 0.108, step=0.001)
-    check = f"tf.grading.check_digest('answer_1', {digest!r}, step=0.001, hint='2 / h_max')"
-    run(ip, "answer_1 = None")
-    assert "not answered yet" in str(error_of(run(ip, check)[0]))
-    run(ip, "answer_1 = 0.108")
-    assert str(error_of(run(ip, check)[0])) == (
-        "✗ answer_1 = 0.108 is not right (rounded to a multiple of 0.001): 2 / h_max")
-    run(ip, "answer_1 = 0.1071")  # rounded as the check says
-    result, cap = run(ip, check)
-    assert result.error_in_exec is None and cap.stdout.startswith("✓ answer_1 = 0.1071 is right")
-    three = tf.grading.digest("answer_3", 7.452, digits=2)
-    run(ip, "answer_3 = 7.4")
-    assert "not right (rounded to 2 significant digits)" in str(error_of(run(
-        ip, f"tf.grading.check_digest('answer_3', {three!r}, digits=2)")[0]))
-    assert "16 hex digits" in str(error_of(run(
-        ip, "tf.grading.check_digest('answer_3', '0.107', step=0.001)")[0]))
+    cell = ("tf.grading.check_measured('answer_4', 'equivalent_copies', example='ex4', "
+            "step=1, hint='per layer')")
+    drawn = tf.grading.example("ex4", tanh=[3, 4, 5, 6, 7, 8], relu=[2, 3, 4])
+    tanh, relu = int(drawn["tanh"]), int(drawn["relu"])
+    right = 2**tanh * math.factorial(tanh) * math.factorial(relu)
+    run(ip, "answer_4 = None")
+    assert "not answered yet" in str(error_of(run(ip, cell)[0]))
+    run(ip, f"answer_4 = {right + 1}")
+    assert str(error_of(run(ip, cell)[0])) == (
+        f"✗ answer_4 = {float(right + 1):g} is not right (rounded to a whole number): per layer")
+    assert str(right) not in str(error_of(run(ip, cell)[0]))
+    run(ip, f"answer_4 = {right}")
+    result, cap = run(ip, cell)
+    assert result.error_in_exec is None and cap.stdout.startswith(f"✓ answer_4 = {right:g} is")
+    # a model and data: the largest stable learning rate of linear regression, by hand here
+    data = tmp_path / "line.csv"
+    x = np.linspace(-1, 3, 9)
+    data.write_text("x,y\n" + "".join(f"{v},{2 * v + 1}\n" for v in x))
+    run(ip, "%%tenflang lin --show none\n" + LINE)
+    scale = tf.grading.example("ex1", scale=[1.5, 2.5, 3.5])["scale"]
+    xs = scale * x
+    h_max = np.linalg.eigvalsh(2 * np.array([[np.mean(xs * xs), np.mean(xs)],
+                                             [np.mean(xs), 1.0]])).max()
+    limit = float(np.floor(1000 * 2 / h_max) / 1000)
+    check = (f"tf.grading.check_measured('answer_1', 'lr_limit', example='ex1', step=0.001, "
+             f"model='lin', fingerprint={tf.grading.fingerprints()['lin']!r}, "
+             f"data={str(data)!r})")
+    run(ip, f"answer_1 = {limit + 0.001!r}")
+    assert "is not right (rounded to a multiple of 0.001)" in str(error_of(run(ip, check)[0]))
+    run(ip, f"answer_1 = {limit!r}")
+    assert run(ip, check)[0].error_in_exec is None
+    # a teacher's mistake is said as such
+    assert "'nope' is not a measurement" in str(error_of(run(
+        ip, "tf.grading.check_measured('answer_1', 'nope', step=1)")[0]))
+    assert "takes tanh, relu, not third" in str(error_of(run(
+        ip, "tf.grading.check_measured('answer_4', 'equivalent_copies', step=1, third=2, "
+            "tanh=3)")[0]))
+
+
+def test_a_measured_check_leaves_the_grade_to_the_autograder(ip: Any, monkeypatch: Any
+                                                             ) -> None:
+    """While nbgrader runs the notebook the kernel measures nothing: the grade is measured
+    in nbgrader's process (tests/test_grader.py)."""
+    start(ip)
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    run(ip, "answer_4 = 1")
+    result, cap = run(ip, "tf.grading.check_measured('answer_4', 'equivalent_copies', "
+                          "tanh=3, step=1)")
+    assert result.error_in_exec is None and "measures the right number" in cap.stdout
 
 
 def test_a_model_that_is_the_answer_may_be_held_to_a_size(ip: Any) -> None:
@@ -801,9 +844,9 @@ def test_a_model_that_is_the_answer_may_be_held_to_a_size(ip: Any) -> None:
 @pytest.mark.parametrize(("options", "said"), [
     ({"step": 0}, "step must be a positive number"),
     ({"digits": 0}, "digits must be a whole number from 1 to 15"),
-    ({}, "rounds it one way"),
-    ({"step": 1, "digits": 2}, "rounds it one way"),
+    ({}, "rounded one way"),
+    ({"step": 1, "digits": 2}, "rounded one way"),
 ])
-def test_a_digest_is_rounded_one_way(options: dict[str, Any], said: str) -> None:
+def test_a_number_is_rounded_one_way(options: dict[str, Any], said: str) -> None:
     with pytest.raises(tf.TenFlangError, match=said):
-        answer_digest("lab", "answer_1", 0.5, **options)
+        rounded(0.5, **options)

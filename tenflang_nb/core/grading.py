@@ -46,13 +46,14 @@ __all__ = [
     "DEFAULT_STUDENT",
     "NBGRADER_STUB",
     "Copied",
-    "answer_digest",
     "compiler_copy",
     "draw_example",
     "draw_variant",
     "fingerprint",
     "not_answered",
     "program_key",
+    "rounded",
+    "rounding",
     "student_id",
     "student_key",
     "student_seed",
@@ -218,20 +219,17 @@ def variant_fingerprint(template: str, choices: Mapping[str, Sequence[float | st
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def answer_digest(assignment: str, name: str, value: float, *, step: float | None = None,
-                  digits: int | None = None) -> str:
-    """A numeric answer's digest, what a visible check compares a student's number with
-    (the right number itself is never written where the student reads it): ``value``
-    rounded to a multiple of ``step`` or to ``digits`` significant digits.
+def rounded(value: float, *, step: float | None = None, digits: int | None = None) -> str:
+    """A numeric answer as a check compares it: ``value`` rounded to a multiple of ``step``
+    (the count of steps) or to ``digits`` significant digits.
 
-    >>> answer_digest("ps", "answer_1", 0.364, step=0.01) == answer_digest("ps", "answer_1", 0.36,
-    ...                                                                    step=0.01)
+    >>> rounded(0.1072, step=0.001) == rounded(0.107, step=0.001)
     True
-    >>> answer_digest("ps", "a", 7.452, digits=2) == answer_digest("ps", "a", 7.5, digits=2)
-    True
+    >>> rounded(7.452, digits=2), rounded(7.452, step=1)
+    ('7.5', '7')
     """
     if (step is None) == (digits is None):
-        raise ArgumentError("an answer's digest rounds it one way: step= or digits=")
+        raise ArgumentError("a numeric answer is rounded one way: step= or digits=")
     if step is not None and not (isinstance(step, int | float) and not isinstance(step, bool)
                                  and np.isfinite(step) and step > 0):
         raise ArgumentError(f"step must be a positive number (what the answer is rounded to a "
@@ -239,10 +237,20 @@ def answer_digest(assignment: str, name: str, value: float, *, step: float | Non
     if digits is not None and not (type(digits) is int and 1 <= digits <= 15):
         raise ArgumentError(f"digits must be a whole number from 1 to 15 (the significant "
                             f"digits the answer is rounded to), not {digits!r}")
-    shown_as = (str(int(np.round(value / step))) if step is not None
-                else f"{float(value):.{digits}g}")
-    text = f"{assignment}\n{name}\n{shown_as}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return (str(int(np.round(value / step))) if step is not None
+            else f"{float(value):.{digits}g}")
+
+
+def rounding(step: float | None = None, digits: int | None = None) -> str:
+    """How :func:`rounded` rounds, in words.
+
+    >>> rounding(step=1), rounding(step=0.001), rounding(digits=2)
+    ('to a whole number', 'to a multiple of 0.001', 'to 2 significant digits')
+    """
+    rounded(0.0, step=step, digits=digits)  # the same checks
+    if step is None:
+        return f"to {digits} significant digits"
+    return "to a whole number" if step == 1 else f"to a multiple of {step:g}"
 
 
 def program_key(source: str) -> str:

@@ -8,9 +8,13 @@ student's kernel), the graded assignments, the source folder.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-__all__ = ["ASSIGNMENTS", "SECRET_FILE", "read_secret", "write_secret"]
+__all__ = ["ASSIGNMENTS", "SECRET_FILE", "SHIPPED", "installed", "read_secret",
+           "shipped_example", "write_secret"]
+
+REPO = Path(__file__).resolve().parents[2]
+SHIPPED = Path(__file__).resolve().parent / "assignments"  # the wheel's copy (pyproject.toml)
 
 SECRET_FILE = ".tenflang-secret"  # in the course folder, mode 0600: the grader's alone
 # the graded notebooks: nbgrader's assignment name -> the notebook in it
@@ -34,3 +38,35 @@ def write_secret(course: str | Path, secret: str) -> Path:
     with os.fdopen(fd, "w", encoding="utf-8") as file:
         file.write(secret + "\n")
     return path
+
+
+def installed() -> tuple[Path, Path] | None:
+    """(the graded notebooks' folder, the examples' folder): the wheel's copy, else the
+    repository's (None: neither holds the graded notebooks)."""
+    for notebooks, examples in ((SHIPPED / "notebooks", SHIPPED / "examples"),
+                                (REPO / "notebooks", REPO / "examples")):
+        if all((notebooks / name).is_file() for name in ASSIGNMENTS.values()):
+            return notebooks, examples
+    return None
+
+
+def shipped_example(path: str) -> Path:
+    """The data file a graded notebook's check names (``examples/linear/x.csv`` in a course,
+    ``../examples/linear/x.csv`` in the repository), read from the package's own copy: the
+    grader measures on the data the teacher shipped, never on a file beside a submission.
+
+    >>> shipped_example("examples/linear/training_data.csv").name
+    'training_data.csv'
+    >>> shipped_example("../../etc/passwd")
+    Traceback (most recent call last):
+    ...
+    ValueError: ../../etc/passwd: not a file of the examples the graded notebooks ship
+    """
+    parts = PurePosixPath(path).parts
+    if parts[:1] == ("..",):
+        parts = parts[1:]
+    found = installed()
+    if (found is None or len(parts) < 2 or parts[0] != "examples"
+            or any(p in ("..", ".", "") for p in parts)):
+        raise ValueError(f"{path}: not a file of the examples the graded notebooks ship")
+    return found[1].joinpath(*parts[1:])

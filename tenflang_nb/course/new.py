@@ -14,12 +14,10 @@ import secrets
 import shutil
 from pathlib import Path
 
-from .layout import ASSIGNMENTS, write_secret
+from .layout import ASSIGNMENTS, SHIPPED, installed, write_secret
 
 __all__ = ["CourseError", "new_course", "notebooks_folder"]
 
-REPO = Path(__file__).resolve().parents[2]
-SHIPPED = Path(__file__).resolve().parent / "assignments"  # the wheel's copy (pyproject.toml)
 # a file a tutorial reads from the repository's examples/ (06): copied into the assignment
 EXAMPLE_FILE = re.compile(r"\.\./examples/([A-Za-z0-9_/.-]+\.[a-z]+)")
 CONFIG = """\
@@ -41,12 +39,11 @@ class CourseError(Exception):
 def notebooks_folder() -> tuple[Path, Path]:
     """(the graded notebooks' folder, the examples' folder): the wheel's copy, else the
     repository's."""
-    for notebooks, examples in ((SHIPPED / "notebooks", SHIPPED / "examples"),
-                                (REPO / "notebooks", REPO / "examples")):
-        if all((notebooks / name).is_file() for name in ASSIGNMENTS.values()):
-            return notebooks, examples
-    raise CourseError(f"the graded notebooks are not installed ({SHIPPED / 'notebooks'}): "
-                      "reinstall tenflang_nb")
+    found = installed()
+    if found is None:
+        raise CourseError(f"the graded notebooks are not installed ({SHIPPED / 'notebooks'}): "
+                          "reinstall tenflang_nb")
+    return found
 
 
 def new_course(folder: str | Path, secret: str | None = None) -> Path:

@@ -30,6 +30,7 @@ from typing import Any
 
 from IPython.core.inputtransformer2 import TransformerManager
 
+from ..core.api import load_data
 from ..core.backprop_check import DRAWS
 from ..core.engine_check import PROGRAMS, engine_part
 from ..core.errors import TenFlangError
@@ -42,7 +43,9 @@ from ..core.grading import (
 )
 from ..core.grading import fingerprint as digest
 from ..core.settings import TrainSettings
+from ..course.layout import shipped_example
 from ..notebook.magic import check_line, model_line
+from ..notebook.measures import MEASURES
 from ..notebook.model import TenFlangModel
 from ..notebook.verdicts import (
     FIT_MAX_ITER,
@@ -52,6 +55,7 @@ from ..notebook.verdicts import (
     exact_number,
     fit_verdict,
     gradient_on,
+    measured_verdict,
     number_verdict,
 )
 from .calculator import Calculator, Unreadable, evaluate
@@ -133,6 +137,7 @@ class Grader:
         self.key = student_key(secret, self.student) if secret else ""
         self.assignment = ""
         self._engine_process: Engine | None = None
+        self._measurements: dict[str, tuple[str, float, dict[str, Any]]] = {}
         self.models: dict[str, tuple[str, str, TrainSettings]] = {}  # fingerprint -> ...
         examples: dict[str, tuple[str, dict[str, Any]]] = {}  # variable -> (name, choices)
         variants: list[tuple[str, str, dict[str, Any]]] = []  # models drawn per student
@@ -208,7 +213,7 @@ class Grader:
     def _checks(self) -> dict[str, Callable[[ast.Call], str]]:
         return {"check_answer": self._answer, "check_fit": self._fit,
                 "check_engine": self._engine, "given": self._given,
-                "check_number": self._number}
+                "check_number": self._number, "check_measured": self._measured}
 
     # ------------------------------------------------------------------ the checks
 
@@ -299,6 +304,39 @@ class Grader:
         kw = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
         return number_verdict(name, self._value(name), float(expected), **kw)
 
+    def _measurement(self, call: ast.Call) -> tuple[str, float, dict[str, Any]]:
+        """A ``check_measured`` call's answer name, the right number for this student
+        (measured here), and its rounding and hint."""
+        (name, measure), kw = _literals(call)
+        found = MEASURES.get(measure)
+        if found is None:
+            raise GradingFailure(f"the autograder cannot grade this check: {measure!r} is not "
+                                 "a measurement")
+        compared = {k: kw.pop(k) for k in ("step", "digits", "hint") if k in kw}
+        given: dict[str, Any] = {}
+        model, print_ = kw.pop("model", None), kw.pop("fingerprint", "")
+        if model is not None:
+            given["model"] = self._model(model, print_)
+        data = kw.pop("data", None)
+        if data is not None:
+            given["data"] = load_data(shipped_example(data))
+        example = kw.pop("example", None)
+        if example is not None and example not in self.examples:
+            raise GradingFailure(f"the autograder finds no locked cell that draws {example}")
+        drawn = self.examples[example] if example is not None else {}
+        return name, found.measure(given, **{**drawn, **kw}), compared
+
+    def _measured_once(self, call: ast.Call) -> None:
+        # a measurement may train hundreds of times: once per check, for verdict and solve
+        key = ast.dump(call)
+        if key not in self._measurements:
+            self._measurements[key] = self._measurement(call)
+
+    def _measured(self, call: ast.Call) -> str:
+        self._measured_once(call)
+        name, expected, compared = self._measurements[ast.dump(call)]
+        return measured_verdict(name, self._value(name), expected, **compared)
+
     def expected(self, name: str) -> float | None:
         """The right value of the numeric answer ``name`` for this student, as its check
         computes it (None: no ``check_number`` checks it)."""
@@ -308,6 +346,10 @@ class Grader:
             except (GradingFailure, SyntaxError):  # not a check cell
                 continue
             for what, call in calls:
+                if what == "check_measured" and call.args and isinstance(
+                        call.args[0], ast.Constant) and call.args[0].value == name:
+                    self._measured_once(call)
+                    return self._measurements[ast.dump(call)][1]
                 if what == "check_number" and len(call.args) > 1 and isinstance(
                         call.args[0], ast.Constant) and call.args[0].value == name:
                     return float(evaluate(call.args[1], {},

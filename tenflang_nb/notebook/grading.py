@@ -15,6 +15,9 @@
 * ``batch = variant("batch", TEMPLATE, n=[5, 6], ...)``: the student's own model, its
   ``{n}`` placeholders picked from their seed; its check names it by the fingerprint of the
   template and choices (``variant_fingerprint``).
+* ``check_measured("answer_1", "lr_limit", example="ex1", model="lin", ...)``: a number
+  measured per student (``notebook/measures.py``: the measurements' table) from their
+  drawn example, right or wrong; the autograder measures it again in its own process.
 * ``given("answer_3")`` in a check cell's visible part: an answer is there and is a number;
   ``check_number("answer_3", expected)`` in its hidden part, with the expected value from
   ``gradient(...)`` (refused in the student's copy: it computes the answer).
@@ -35,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.api import load_data
 from ..core.arguments import (
     Rule,
     check_arguments,
@@ -46,12 +50,12 @@ from ..core.arguments import (
 from ..core.backprop_check import DRAWS, OPTIONS
 from ..core.engine_check import PROGRAMS, engine_part
 from ..core.engine_check import check_engine as check_function
-from ..core.errors import printable
 from ..core.formatting import fmt_assignments, fmt_list
-from ..core.grading import answer_digest, draw_example, draw_variant, variant_fingerprint
+from ..core.grading import draw_example, draw_variant, rounding, variant_fingerprint
 from ..core.grading import fingerprint as model_digest
 from ..core.settings import SETTINGS, TrainSettings
 from .grading_mode import GRADING, Definition
+from .measures import MEASURES
 from .model import TenFlangModel
 from .verdicts import (
     FIT_MAX_ITER,
@@ -61,17 +65,17 @@ from .verdicts import (
     exact_number,
     fit_verdict,
     gradient_on,
+    measured_verdict,
     number_verdict,
 )
 
 __all__ = [
     "GradingFailure",
     "check_answer",
-    "check_digest",
     "check_engine",
     "check_fit",
+    "check_measured",
     "check_number",
-    "digest",
     "example",
     "fingerprint",
     "fingerprints",
@@ -270,37 +274,42 @@ def given(name: str) -> None:
           "your answer cell and checks its value.")
 
 
-def digest(name: str, value: float, *, step: float | None = None,
-           digits: int | None = None) -> str:
-    """The digest a visible :func:`check_digest` compares the answer ``name`` with, for the
-    right number ``value`` (what a teacher writes into the check cell)."""
+def check_measured(name: str, measure: str, *, step: float | None = None,
+                   digits: int | None = None, hint: str = "", example: str | None = None,
+                   model: str | None = None, fingerprint: str | None = None,
+                   data: str | None = None, **arguments: Any) -> None:
+    """The check of a numeric answer measured per student: the variable ``name``, rounded
+    to a multiple of ``step`` (or to ``digits`` significant digits), is what the measurement
+    ``measure`` (``notebook/measures.py``) gives for the student's example ``example`` (its
+    values are the measurement's arguments, with ``arguments``), the locked model ``model``
+    with the fingerprint ``fingerprint``, and the data file ``data``. Right or wrong, with
+    ``hint`` when wrong; the number itself is never shown. The grade is the autograder's: it
+    measures again in its own process and reads the number written in the answer cell."""
     name = VARIABLE.check(name)
-    (value,) = check_arguments(expected=value)
-    return answer_digest(GRADING.assignment, name, value, step=step, digits=digits)
-
-
-def check_digest(name: str, digest: str, *, step: float | None = None,
-                 digits: int | None = None, hint: str = "") -> None:
-    """The visible check of a numeric answer: the variable ``name``, rounded to a multiple
-    of ``step`` (or to ``digits`` significant digits), is the number whose digest is
-    ``digest``: right or wrong, with ``hint`` when wrong. The number itself appears nowhere;
-    the grade comes from the hidden :func:`check_number` in the autograder's process."""
-    name = VARIABLE.check(name)
-    digest, hint = check_arguments(digest=digest, hint=hint)
-    answer_digest(GRADING.assignment, name, 0.0, step=step, digits=digits)  # step, digits
+    (hint,) = check_arguments(hint=hint)
+    rounding(step, digits)  # the teacher's step or digits, checked before the student's number
+    found = MEASURES.get(measure)
+    if found is None:
+        raise GradingFailure(f"{measure!r} is not a measurement: {fmt_list(list(MEASURES))}")
     value = _user_ns().get(name)
-    if value is None:
-        raise GradingFailure(f"{name} is not answered yet: set {name} to your number (replace "
-                             "None) and run that cell")
-    if not exact_number(value):
-        raise GradingFailure(f"{name} should be a number, not {shown(value)}")
-    how = (f"to {digits} significant digits" if step is None else "to a whole number"
-           if step == 1 else f"to a multiple of {step:g}")
-    if answer_digest(GRADING.assignment, name, float(value), step=step, digits=digits) != digest:
-        raise GradingFailure(f"✗ {name} = {float(value):g} is not right (rounded {how})"
-                             + (f": {printable(hint)}" if hint else ""))
-    print(f"✓ {name} = {float(value):g} is right (rounded {how}); the autograder checks the "
-          "number written in your answer cell again.")
+    running = GRADING.nbgrader_running()
+    if running is not None:  # the grade is measured in nbgrader's process, not here
+        print(f"nbgrader is running this notebook ({running}): the autograder measures the "
+              f"right number for {name} in its own process.")
+        return
+    given: dict[str, Any] = {}
+    if model is not None:
+        given["model"] = _graded_model(model, fingerprint or "")
+    if data is not None:
+        given["data"] = load_data(data)
+    drawn: dict[str, Any] = {}
+    if example is not None:
+        if example not in GRADING.examples:
+            raise GradingFailure(f"run the locked cell that draws the example {example} first")
+        drawn = GRADING.examples[example]
+    expected = found.measure(given, **{**drawn, **arguments})
+    print(measured_verdict(name, value, expected, step=step, digits=digits, hint=hint)
+          + "; the autograder checks the number written in your answer cell again.")
 
 
 def check_number(name: str, expected: float, *, hint: str = "", rtol: float = 1e-6,

@@ -27,7 +27,7 @@ from ..core.agreement import entrywise_agreement
 from ..core.arguments import ArgumentError, Rule, check_values, shown
 from ..core.errors import TenFlangError, printable
 from ..core.formatting import fmt_list, fmt_value
-from ..core.grading import NBGRADER_STUB
+from ..core.grading import NBGRADER_STUB, rounded, rounding
 from ..core.lexical import adjoint_name
 from ..core.plan import Plan
 from ..core.program import ancestors
@@ -35,7 +35,8 @@ from ..core.settings import TrainSettings
 from .model import TenFlangModel
 
 __all__ = ["EXACT_NUMBERS", "FIT_MAX_ITER", "FIT_STARTS", "GradingFailure", "answer_verdict",
-           "exact_number", "fit_verdict", "gradient_on", "number_verdict"]
+           "exact_number", "fit_verdict", "gradient_on", "measured_verdict",
+           "number_verdict"]
 
 
 class GradingFailure(AssertionError):
@@ -88,6 +89,27 @@ def number_verdict(name: str, value: Any, expected: float, *, hint: str = "",
         raise GradingFailure(f"{name} = {float(value):g} is not right" + (
             f": {printable(hint)}" if hint else ""))  # the teacher's text, echoed as all is
     return f"✓ {name} is right"
+
+
+def measured_verdict(name: str, value: Any, expected: float, *, step: float | None = None,
+                     digits: int | None = None, hint: str = "") -> str:
+    """The number ``value`` given as ``name`` is the measured ``expected``, both rounded
+    (:func:`~tenflang_nb.core.grading.rounded`). The message never shows ``expected``.
+
+    >>> measured_verdict("answer_1", 0.107, 0.10700000000000001, step=0.001)
+    '✓ answer_1 = 0.107 is right (rounded to a multiple of 0.001)'
+    """
+    how = rounding(step, digits)
+    if value is None:
+        raise GradingFailure(f"{name} is not answered yet: set {name} to your number (replace "
+                             "None) and run that cell")
+    if not exact_number(value):
+        raise GradingFailure(f"{name} should be a number, not {shown(value)}")
+    if rounded(float(value), step=step, digits=digits) != rounded(expected, step=step,
+                                                                  digits=digits):
+        raise GradingFailure(f"✗ {name} = {float(value):g} is not right (rounded {how})"
+                             + (f": {printable(hint)}" if hint else ""))
+    return f"✓ {name} = {float(value):g} is right (rounded {how})"
 
 
 def gradient_on(graded: TenFlangModel, weight: str, example: Mapping[str, float]) -> float:
