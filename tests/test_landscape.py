@@ -385,6 +385,32 @@ def test_figures_leave_pyplot_alone_and_display_as_png() -> None:
     assert data["text/plain"].startswith("<TenFlang loss landscape")
 
 
+def test_a_shown_figure_lets_go_of_its_ticks_and_draws_the_same_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``Out`` keeps of a shown landscape (issue 26): no drawn ticks (five artists
+    each), yet the figure draws the same picture again as one that kept them, its tick
+    labels made anew."""
+    from tenflang_nb.notebook.figures import canvas
+
+    m = model("linear", "lin")
+    m.train(LINEAR, lr=0.3, max_iter=12)
+    fig = m.landscape(resolution=20)
+    ax, bar = fig.axes
+    fig._repr_png_()
+    assert all(len(axis.majorTicks) == 1 and len(axis.minorTicks) == 1
+               for a in (ax, bar) for axis in (a.xaxis, a.yaxis))
+    labels = [t.get_text() for t in ax.get_xticklabels()]  # asked for: made anew
+    assert len(labels) > 2 and all(labels)
+    again = fig._repr_png_()
+    assert len(ax.xaxis.majorTicks) == 1  # the second showing let go of them too
+    with monkeypatch.context() as patch:
+        patch.setattr(canvas, "release_ticks", lambda fig: None)
+        kept = m.landscape(resolution=20)
+        kept._repr_png_()
+        assert len(kept.axes[0].xaxis.majorTicks) > 2
+        assert kept._repr_png_() == again
+
+
 def test_landscape_needs_data_and_a_loss() -> None:
     m = model("logistic")
     with pytest.raises(TenFlangError, match="no training data yet"):
