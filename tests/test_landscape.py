@@ -489,6 +489,21 @@ def test_panel_landscape_grid_once_per_run_path_redrawn() -> None:
     assert live.grids == before
 
 
+def test_a_finished_panel_lets_go_of_the_landscapes_bound_runs() -> None:
+    """The evaluator's bound runs (the data repeated once per setting of a pass) are let go
+    when a run ends (issue 26); a later grid binds them again and computes the same."""
+    p = panel("xor", XOR, lr=2, max_iter=50)
+    p.run_sync()
+    live = p.live_landscape
+    assert live.evaluator is not None and live.evaluator._runs == {}
+    assert live.evaluator._plain is None
+    land = live.landscape
+    again = live.evaluator.plane_losses(land.plane, np.column_stack(
+        [g.ravel() for g in np.meshgrid(*land.grid)]))
+    assert live.evaluator._runs  # bound again when asked
+    np.testing.assert_allclose(again.reshape(land.loss.shape), land.loss, rtol=1e-12)
+
+
 def test_live_landscape_recomputes_only_when_the_path_leaves_the_grid() -> None:
     gcp = api.compile(api.parse((EXAMPLES / "linear" / "shape.tf").read_text()))
     t = api.trainer(gcp, LINEAR, lr=0.3, tol=0.0, max_iter=100)
