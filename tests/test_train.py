@@ -184,6 +184,25 @@ def test_a_records_weights_cost_their_numbers_not_a_dict_of_arrays() -> None:
     assert records == 501 and freed / records < 330, f"{freed / records:.0f} bytes a record"
 
 
+@pytest.mark.parametrize("batch_size", [None, 2])
+def test_a_released_trainer_binds_again_and_trains_on_the_same(batch_size: int | None
+                                                               ) -> None:
+    """:meth:`release` lets go of the bound run; the next step binds it again (mini-batches
+    into the new buffers), and the run goes on as if it never had."""
+    whole = xor_trainer(max_iter=20, batch_size=batch_size)
+    whole.run()
+    parts = xor_trainer(max_iter=20, batch_size=batch_size)
+    for _ in range(10):
+        parts.step()
+    before = parts._run
+    parts.release()
+    assert parts._bound is None and parts._batch_buffers == {}
+    parts.run()
+    assert parts._run is not before
+    assert [r.loss for r in parts.history] == [r.loss for r in whole.history]
+    assert all(np.array_equal(parts.weights[w], whole.weights[w]) for w in whole.weights)
+
+
 def test_a_packing_refuses_weights_of_other_shapes() -> None:
     packing = train.Packing.of({"w": 0.0, "W": np.zeros((2, 3))})
     assert dict(packing.pack({"W": np.ones((2, 3)), "w": 2.0}))["w"] == 2.0  # by name

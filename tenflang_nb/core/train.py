@@ -431,15 +431,9 @@ class GradientDescent:
         shapes = {w: gcp_program.shapes[w] for w in self.grad_names}
         self.initial = _checked_start(start, shapes, gcp_program.file) if start is not None \
             else initial_weights(shapes, s.init, s.seed)
-        rows = self.batch_size or n
-        first = {k: np.asarray(v)[:rows] for k, v in data.items()}
-        # the loss is averaged by the run too: the fused engine never stores it per example
-        self._run = bind(Plan(gcp_program), {**first, **self.initial}, rows,
-                         means=[*self.grad_names.values(), self.loss_name], engine=s.engine,
-                         keep=())
-        # mini-batches are copied into the bound input buffers, so the plan is built once
-        self._batch_buffers = {k: self._run.values[k] for k in data
-                               if self._run.values.get(k) is not None}
+        self._plan, self._engine = Plan(gcp_program), s.engine
+        self._bound: BoundRun | None = None
+        self._batch_buffers: dict[str, np.ndarray] = {}
         if self._run.values.get(self.loss_name) is None:
             raise TenFlangError([Diagnostic(
                 f"the loss '{self.loss_name}' is null: the training data lacks a value it "
@@ -453,6 +447,31 @@ class GradientDescent:
         self._test = None if test is None else self._bind_test(*test)
         self._packing = Packing.of(self.initial)  # how its records keep their weights
         self.state = self._start(self.initial)
+
+    @property
+    def _run(self) -> BoundRun:
+        """The GCP bound to the training data (a batch's rows of it): bound when first
+        needed, and again after :meth:`release`."""
+        if self._bound is None:
+            rows = self.batch_size or self.n
+            first = {k: np.asarray(v)[:rows] for k, v in self.data.items()}
+            # the loss is averaged by the run too: the fused engine never stores it per example
+            run = self._bound = bind(self._plan, {**first, **self.initial}, rows,
+                                     means=[*self.grad_names.values(), self.loss_name],
+                                     engine=self._engine, keep=())
+            # mini-batches are copied into the bound input buffers: the plan is bound once
+            self._batch_buffers = {k: v for k in self.data
+                                   if (v := run.values.get(k)) is not None}
+        return self._bound
+
+    def release(self) -> None:
+        """Let go of the bound run: every line's values for every example, 38 MB reserved
+        for the digits network on its 1797 images (about 8 MB of it touched), which a
+        finished training panel kept for as long as the kernel lived (issue 26). The next
+        step binds it again (each step sets the weights and the batch anew, so the run goes
+        on the same)."""
+        self._bound = None
+        self._batch_buffers = {}
 
     def _bind_test(self, data: Mapping[str, np.ndarray], n: int) -> BoundRun:
         """The forward pass (only what the loss needs) bound to the test data once."""
