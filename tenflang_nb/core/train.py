@@ -466,7 +466,7 @@ class GradientDescent:
 
     def release(self) -> None:
         """Let go of the bound run: every line's values for every example, 38 MB reserved
-        for the digits network on its 1797 images (about 8 MB of it touched), which a
+        for the digits network on its 1797 images (about 6 MB of it resident), which a
         finished training panel kept for as long as the kernel lived (issue 26). The next
         step binds it again (each step sets the weights and the batch anew, so the run goes
         on the same)."""
