@@ -346,6 +346,26 @@ def test_ticking_the_box_draws_the_boundary_of_the_current_weights() -> None:
     assert panel.boundary_plot.value == b"" and "decision boundary" not in panel.static_html()
 
 
+def test_a_finished_panel_lets_go_of_the_grid_run_and_draws_the_same_again() -> None:
+    """The grid's bound run (a row per grid point for every line) is let go when a run ends
+    (issue 26) and bound again for the next picture, which is the same."""
+    net = TenFlangModel(NET, "net")
+    train, test = datasets.moons(80, test=0.25)
+    panel = net.training_panel(train, test=test, live=False, boundary=True, lr=2.0,
+                               max_iter=100)
+    panel.run_sync()
+    evaluator = panel.live_boundary.evaluator
+    assert evaluator._grid is None
+    shown = panel.live_boundary.boundary.output
+    assert np.array_equal(evaluator.at(net.weights).output, shown)
+    assert evaluator._grid is not None  # bound again when asked
+    picture = bytes(panel.boundary_plot.value)
+    panel.redraw()
+    assert bytes(panel.boundary_plot.value) == picture
+    evaluator.release()
+    assert np.array_equal(evaluator.at(net.weights).output, shown)
+
+
 def test_the_boundary_follows_a_live_run() -> None:
     net = TenFlangModel(NET, "net")
     train, test = datasets.moons(80, test=0.25)

@@ -385,6 +385,32 @@ def test_figures_leave_pyplot_alone_and_display_as_png() -> None:
     assert data["text/plain"].startswith("<TenFlang loss landscape")
 
 
+def test_a_shown_figure_lets_go_of_its_ticks_and_draws_the_same_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``Out`` keeps of a shown landscape (issue 26): no drawn ticks (five artists
+    each), yet the figure draws the same picture again as one that kept them, its tick
+    labels made anew."""
+    from tenflang_nb.notebook.figures import canvas
+
+    m = model("linear", "lin")
+    m.train(LINEAR, lr=0.3, max_iter=12)
+    fig = m.landscape(resolution=20)
+    ax, bar = fig.axes
+    fig._repr_png_()
+    assert all(len(axis.majorTicks) == 1 and len(axis.minorTicks) == 1
+               for a in (ax, bar) for axis in (a.xaxis, a.yaxis))
+    labels = [t.get_text() for t in ax.get_xticklabels()]  # asked for: made anew
+    assert len(labels) > 2 and all(labels)
+    again = fig._repr_png_()
+    assert len(ax.xaxis.majorTicks) == 1  # the second showing let go of them too
+    with monkeypatch.context() as patch:
+        patch.setattr(canvas, "release_ticks", lambda fig: None)
+        kept = m.landscape(resolution=20)
+        kept._repr_png_()
+        assert len(kept.axes[0].xaxis.majorTicks) > 2
+        assert kept._repr_png_() == again
+
+
 def test_landscape_needs_data_and_a_loss() -> None:
     m = model("logistic")
     with pytest.raises(TenFlangError, match="no training data yet"):
@@ -461,6 +487,21 @@ def test_panel_landscape_grid_once_per_run_path_redrawn() -> None:
     before = live.grids
     p.redraw()  # a redraw of the same finished run: the path only
     assert live.grids == before
+
+
+def test_a_finished_panel_lets_go_of_the_landscapes_bound_runs() -> None:
+    """The evaluator's bound runs (the data repeated once per setting of a pass) are let go
+    when a run ends (issue 26); a later grid binds them again and computes the same."""
+    p = panel("xor", XOR, lr=2, max_iter=50)
+    p.run_sync()
+    live = p.live_landscape
+    assert live.evaluator is not None and live.evaluator._runs == {}
+    assert live.evaluator._plain is None
+    land = live.landscape
+    again = live.evaluator.plane_losses(land.plane, np.column_stack(
+        [g.ravel() for g in np.meshgrid(*land.grid)]))
+    assert live.evaluator._runs  # bound again when asked
+    np.testing.assert_allclose(again.reshape(land.loss.shape), land.loss, rtol=1e-12)
 
 
 def test_live_landscape_recomputes_only_when_the_path_leaves_the_grid() -> None:

@@ -144,6 +144,33 @@ def test_train_after_done_starts_over() -> None:
     assert second.history == first.history  # a fresh run: same curve, not 80 iterations
 
 
+def test_a_finished_panel_lets_go_of_its_trainers_bound_run() -> None:
+    """The trainer's bound run (every line's values for every example) is let go when a
+    run ends (issue 26) and bound again by the next step: Train after the end, and
+    continuing after Stop, train as before."""
+    panel = make_panel(live=False, max_iter=40)
+    first = panel.run_sync()
+    assert panel.trainer._bound is None
+    panel.train_button.click()  # starts over: bound again
+    assert panel.trainer.result().history == first.history
+    assert panel.trainer._bound is None  # and let go at the end again
+    make = factory()
+    stopped = make_panel(max_iter=5000, make=make)
+
+    async def stop_then_continue() -> None:
+        stopped.start()
+        await spin(2)
+        stopped.stop()
+        assert stopped.state == "stopped" and stopped.trainer._bound is None
+        stopped.start()  # continues from where it stopped
+        assert stopped.session.task is not None
+        await stopped.session.task
+
+    asyncio.run(stop_then_continue())
+    expected = make(TrainSettings(lr=0.1, tol=1e-12, max_iter=5000)).run()
+    assert stopped.state == "done" and stopped.trainer.result().history == expected.history
+
+
 def test_reset_restores_initial_weights_and_clears_history() -> None:
     panel = make_panel(live=False, max_iter=100)
     empty_curve = panel.plot.value

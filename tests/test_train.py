@@ -127,6 +127,89 @@ def test_callback_can_stop_and_reset_starts_again() -> None:
     assert trainer.step().loss == 78.0
 
 
+XOR = Path(__file__).resolve().parent.parent / "examples" / "xor"
+
+
+def xor_trainer(**settings: object) -> train.GradientDescent:
+    gcp = api.compile(parse((XOR / "shape.tf").read_text()))
+    return api.trainer(gcp, str(XOR / "training_data.txt"), lr=2, tol=0, **settings)
+
+
+def test_each_record_keeps_the_weights_its_step_evaluated() -> None:
+    """A snapshot reads as the dict of copies it replaced: each weight's value at that step,
+    a float for a scalar weight, an array of its own (changing it changes no record)."""
+    t = xor_trainer(max_iter=5)
+    seen = []
+    while not t.done:
+        seen.append({w: np.copy(v) for w, v in t.weights.items()})
+        t.step()
+    assert len(t.history) == len(seen) == 6
+    for record, weights in zip(t.history, seen, strict=True):
+        kept = record.weights
+        assert kept is not None and list(kept) == list(weights) == ["W1", "b1", "W2", "b2"]
+        assert type(kept["b2"]) is float and kept["b2"] == weights["b2"]
+        for w in ("W1", "b1", "W2"):
+            assert kept[w].shape == weights[w].shape
+            assert np.array_equal(kept[w], weights[w])
+    first = t.history[0].weights
+    assert first is not None
+    first["W1"][0, 0] += 1.0  # a copy: the record keeps its numbers
+    assert np.array_equal(first["W1"], seen[0]["W1"])
+    t.reset({**t.initial, "b2": 0.25})
+    t.step()
+    assert t.history[0].weights["b2"] == 0.25
+
+
+def test_a_records_weights_cost_their_numbers_not_a_dict_of_arrays() -> None:
+    """A history holds each step's record in under 330 bytes for XOR (17 numbers): a
+    record and its snapshot's bytes, where a dict of array copies took 490 (issue 26: lab
+    06's kernel keeps over 18 000 records). Measured as what clearing the history frees."""
+    import gc
+    import tracemalloc
+
+    t = xor_trainer(max_iter=500)
+    t.step()  # the first step's one-time costs (imports, caches) before measuring
+    gc.collect()
+    tracemalloc.start()
+    try:
+        t.run()
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+        records = len(t.history)
+        t.state.history._records.clear()
+        gc.collect()
+        freed = held - tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert records == 501 and freed / records < 330, f"{freed / records:.0f} bytes a record"
+
+
+@pytest.mark.parametrize("batch_size", [None, 2])
+def test_a_released_trainer_binds_again_and_trains_on_the_same(batch_size: int | None
+                                                               ) -> None:
+    """:meth:`release` lets go of the bound run; the next step binds it again (mini-batches
+    into the new buffers), and the run goes on as if it never had."""
+    whole = xor_trainer(max_iter=20, batch_size=batch_size)
+    whole.run()
+    parts = xor_trainer(max_iter=20, batch_size=batch_size)
+    for _ in range(10):
+        parts.step()
+    before = parts._run
+    parts.release()
+    assert parts._bound is None and parts._batch_buffers == {}
+    parts.run()
+    assert parts._run is not before
+    assert [r.loss for r in parts.history] == [r.loss for r in whole.history]
+    assert all(np.array_equal(parts.weights[w], whole.weights[w]) for w in whole.weights)
+
+
+def test_a_packing_refuses_weights_of_other_shapes() -> None:
+    packing = train.Packing.of({"w": 0.0, "W": np.zeros((2, 3))})
+    assert dict(packing.pack({"W": np.ones((2, 3)), "w": 2.0}))["w"] == 2.0  # by name
+    with pytest.raises(ValueError, match="weights of 9 numbers, not 7"):
+        packing.pack({"w": 0.0, "W": np.zeros((2, 4))})
+
+
 def test_step_after_the_end_is_refused() -> None:
     trainer = api.trainer(v0_gcp(), V0_DATA, max_iter=0)
     trainer.run()

@@ -245,8 +245,8 @@ class BoundaryEvaluator:
         self.xs = _axis(x0, x1, resolution)
         self.ys = _axis(y0, y1, resolution)
         gx, gy = np.meshgrid(self.xs, self.ys)
-        grid = np.column_stack([gx.ravel(), gy.ravel()])
-        self._grid = self._bind(grid)
+        self._grid_xy = np.column_stack([gx.ravel(), gy.ravel()])
+        self._grid: Run | None = self._bind(self._grid_xy)
         self._points = {k: (xy, labels, self._bind(xy)) for k, (xy, labels) in points.items()}
         train_labels = points["train"][1]
         values = np.unique(train_labels) if train_labels is not None else np.array([])
@@ -260,6 +260,13 @@ class BoundaryEvaluator:
                 f"the output '{self.plane.output}' is null on the plane: it needs a value "
                 "besides the input and the weights", file=self.program.file)
         return run
+
+    def release(self) -> None:
+        """Let go of the grid's bound run: a row per grid point for every line of the
+        program, 1 MB for a network of 16 hidden units on the training panel's 50 x 50 grid,
+        which a panel kept for as long as the kernel lived (issue 26). The next :meth:`at`
+        binds it again (a few milliseconds)."""
+        self._grid = None
 
     def _output(self, run: Run, weights: Mapping[str, object]) -> np.ndarray:
         for w in self.weights:
@@ -275,6 +282,8 @@ class BoundaryEvaluator:
         if missing:
             raise TenFlangError.at(f"no value for the weight(s) {fmt_list(missing)}",
                                    file=self.program.file)
+        if self._grid is None:
+            self._grid = self._bind(self._grid_xy)
         output = self._output(self._grid, weights).reshape(len(self.ys), len(self.xs))
         shown = {k: Points(xy, labels, self._output(run, weights))
                  for k, (xy, labels, run) in self._points.items()}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -55,14 +56,91 @@ def single_threaded_blas() -> Iterator[None]:
         yield
 
 
+_DOUBLE = struct.Struct("d").pack  # a float's 8 bytes, as numpy's float64 holds them
+_FLOAT64 = np.dtype(np.float64)
+
+
+class Snapshot(Mapping[str, "float | np.ndarray"]):
+    """The weights one step evaluated, as a history keeps them for drawing the path of
+    descent: their numbers packed into one ``bytes`` (8 bytes a number), where each weight
+    lies told by a :class:`Packing` that every snapshot of a run shares. A dict of copies
+    took 700 bytes for XOR's 17 numbers (the dict, an array object a weight), this 220; a
+    kernel after lab 06 holds over 5000 snapshots (issue 26). Read like the dict it was: a
+    scalar weight is a float, any other an array of its own.
+
+    >>> packing = Packing.of({"w": 0.5, "W": np.array([[1.0, 2.0]])})
+    >>> snap = packing.pack({"w": 0.5, "W": np.array([[1.0, 2.0]])})
+    >>> snap["w"], snap["W"], list(snap), dict(snap)["W"].shape
+    (0.5, array([[1., 2.]]), ['w', 'W'], (1, 2))
+    """
+
+    __slots__ = ("_packed", "_packing")
+
+    def __init__(self, packing: Packing, packed: bytes) -> None:
+        self._packing = packing
+        self._packed = packed
+
+    def __getitem__(self, name: str) -> float | np.ndarray:
+        start, stop, shape = self._packing.places[name]
+        values = np.frombuffer(self._packed, np.float64, stop - start, 8 * start)
+        return float(values[0]) if shape == () else values.reshape(shape).copy()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._packing.places)
+
+    def __len__(self) -> int:
+        return len(self._packing.places)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
 @dataclass(frozen=True)
+class Packing:
+    """Where each weight's numbers lie in a :class:`Snapshot`: name -> (start, stop, shape),
+    in numbers; shape ``()`` is a float."""
+
+    places: dict[str, tuple[int, int, tuple[int, ...]]]
+    size: int  # how many numbers a snapshot holds
+
+    @classmethod
+    def of(cls, weights: Mapping[str, object]) -> Packing:
+        places, start = {}, 0
+        for name, value in weights.items():
+            shape = np.shape(value)  # type: ignore[arg-type]
+            stop = start + math.prod(shape)
+            places[name] = (start, stop, shape)
+            start = stop
+        return cls(places, start)
+
+    def pack(self, weights: Mapping[str, object]) -> Snapshot:
+        """A snapshot of ``weights`` (the names and shapes this packing was made from).
+
+        Once a training step (1 microsecond for XOR's weights, as their dict of copies)."""
+        parts = []
+        for name in self.places:
+            value = weights[name]
+            parts.append(_DOUBLE(value) if type(value) is float
+                         else value.tobytes() if type(value) is np.ndarray
+                         and value.dtype is _FLOAT64
+                         else np.asarray(value, dtype=np.float64).tobytes())
+        packed = b"".join(parts)
+        if len(packed) != 8 * self.size:  # its numbers would be read back as another weight's
+            raise ValueError(f"weights of {len(packed) // 8} numbers, not {self.size}: "
+                             f"not the weights {', '.join(self.places)} of this packing")
+        return Snapshot(self, packed)
+
+
+# slots: no dict per record, 40 of its 200 bytes (a long run keeps up to 10 000 records)
+@dataclass(frozen=True, slots=True)
 class Record:
     iteration: int  # updates made before this evaluation
     loss: float  # mean loss over the training set at these weights
     grad_norm: float  # ||mean gradient||_2 at these weights
-    # the weights this step evaluated (a copy), for drawing the path of descent; None once
-    # the history has thinned its snapshots out
-    weights: Weights | None = field(default=None, compare=False, repr=False)
+    # the weights this step evaluated (a copy: a trainer's a compact Snapshot), for drawing
+    # the path of descent; None once the history has thinned its snapshots out
+    weights: Mapping[str, float | np.ndarray] | None = field(default=None, compare=False,
+                                                             repr=False)
     # the mean loss over the test data at these weights (None: no test data was given)
     test_loss: float | None = None
 
@@ -353,15 +431,9 @@ class GradientDescent:
         shapes = {w: gcp_program.shapes[w] for w in self.grad_names}
         self.initial = _checked_start(start, shapes, gcp_program.file) if start is not None \
             else initial_weights(shapes, s.init, s.seed)
-        rows = self.batch_size or n
-        first = {k: np.asarray(v)[:rows] for k, v in data.items()}
-        # the loss is averaged by the run too: the fused engine never stores it per example
-        self._run = bind(Plan(gcp_program), {**first, **self.initial}, rows,
-                         means=[*self.grad_names.values(), self.loss_name], engine=s.engine,
-                         keep=())
-        # mini-batches are copied into the bound input buffers, so the plan is built once
-        self._batch_buffers = {k: self._run.values[k] for k in data
-                               if self._run.values.get(k) is not None}
+        self._plan, self._engine = Plan(gcp_program), s.engine
+        self._bound: BoundRun | None = None
+        self._batch_buffers: dict[str, np.ndarray] = {}
         if self._run.values.get(self.loss_name) is None:
             raise TenFlangError([Diagnostic(
                 f"the loss '{self.loss_name}' is null: the training data lacks a value it "
@@ -373,7 +445,33 @@ class GradientDescent:
         for target in (self.loss_name, *self.grad_names.values()):
             self._needed |= ancestors(gcp_program, target)
         self._test = None if test is None else self._bind_test(*test)
+        self._packing = Packing.of(self.initial)  # how its records keep their weights
         self.state = self._start(self.initial)
+
+    @property
+    def _run(self) -> BoundRun:
+        """The GCP bound to the training data (a batch's rows of it): bound when first
+        needed, and again after :meth:`release`."""
+        if self._bound is None:
+            rows = self.batch_size or self.n
+            first = {k: np.asarray(v)[:rows] for k, v in self.data.items()}
+            # the loss is averaged by the run too: the fused engine never stores it per example
+            run = self._bound = bind(self._plan, {**first, **self.initial}, rows,
+                                     means=[*self.grad_names.values(), self.loss_name],
+                                     engine=self._engine, keep=())
+            # mini-batches are copied into the bound input buffers: the plan is bound once
+            self._batch_buffers = {k: v for k in self.data
+                                   if (v := run.values.get(k)) is not None}
+        return self._bound
+
+    def release(self) -> None:
+        """Let go of the bound run: every line's values for every example, 38 MB reserved
+        for the digits network on its 1797 images (about 6 MB of it resident), which a
+        finished training panel kept for as long as the kernel lived (issue 26). The next
+        step binds it again (each step sets the weights and the batch anew, so the run goes
+        on the same)."""
+        self._bound = None
+        self._batch_buffers = {}
 
     def _bind_test(self, data: Mapping[str, np.ndarray], n: int) -> BoundRun:
         """The forward pass (only what the loss needs) bound to the test data once."""
@@ -385,7 +483,7 @@ class GradientDescent:
                 "loss needs", self.gcp_program.file)])
         return run
 
-    def test_loss(self, weights: Weights | None = None) -> float | None:
+    def test_loss(self, weights: Mapping[str, object] | None = None) -> float | None:
         """The mean loss over the test data at ``weights`` (default: the current ones);
         None without test data."""
         run = self._test
@@ -411,6 +509,7 @@ class GradientDescent:
     def reset(self, weights: Weights | None = None) -> None:
         """Back to the initial weights (or ``weights``), forgetting the history."""
         self.state = self._start(weights if weights is not None else self.initial)
+        self._packing = Packing.of(self.state.weights)
 
     # the state, read-only, under the names a caller expects of a trainer
     weights: _FromState[Weights] = _FromState()
@@ -475,8 +574,8 @@ class GradientDescent:
         if (ends or state.iterations % CHECK_VALUES_EVERY == 0) and not self._run.finite(
                 self._needed):
             self._nonfinite()
-        snapshot = {w: (v if isinstance(v, float) else v.copy()) for w, v in state.weights.items()}
-        record = Record(state.iterations, loss, norm, snapshot, self.test_loss(snapshot))
+        snapshot = self._packing.pack(state.weights)
+        record = Record(state.iterations, loss, norm, snapshot, self.test_loss(state.weights))
         state.history.append(record)
         if norm <= s.tol:
             state.converged = state.done = True

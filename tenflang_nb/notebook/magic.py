@@ -427,6 +427,10 @@ def _figure_bundle(fig: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 def _plot_bundle(fig: Any, formatter: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     from .plot_words import plot_bundle  # here: its figures.words imports matplotlib
 
+    # pyplot's inline backend closes the figures it showed when the cell ends, and a closed
+    # figure is a web of cycles (figure, axes, artists, canvas, callbacks) that only the
+    # garbage collector's full pass frees: 04's three pyplot figures kept 5 MB (issue 26)
+    memory.collect_soon()
     return plot_bundle(fig, formatter)
 
 

@@ -82,6 +82,14 @@ class LossEvaluator:
         return cls(trainer.gcp_program, trainer.data, trainer.n, list(trainer.grad_names),
                    trainer.loss_name, stack=stack, engine=trainer.settings.engine)
 
+    def release(self) -> None:
+        """Let go of the bound runs (each holds the data repeated once per setting of a
+        pass, and every line's values for them: 1 MB for XOR's 900-setting grid), which the
+        training panel's landscape kept for as long as the kernel lived (issue 26); the next
+        pass binds them again."""
+        self._runs.clear()
+        self._plain = None
+
     def _run(self, size: int) -> BoundRun:
         """A run bound to the data for ``size`` settings side by side (bound once)."""
         run = self._runs.get(size)

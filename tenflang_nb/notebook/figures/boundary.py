@@ -217,10 +217,12 @@ class LiveBoundary:
 
     def release(self) -> None:
         """Let go of the figure and its pixels (a run has ended and its picture is kept as
-        PNG bytes), keeping it in words; the next :meth:`png` draws a new one."""
+        PNG bytes), keeping it in words, and of the evaluator's grid run; the next
+        :meth:`png` draws a new one."""
         if self.figure is not None:
             self.kept_words = self.figure.words()
         self.figure, self._background = None, None
+        self.evaluator.release()
 
     def words(self) -> FigureWords | None:
         """The boundary last drawn, in words (None: none drawn yet)."""

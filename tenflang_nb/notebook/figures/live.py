@@ -101,8 +101,11 @@ class LiveLandscape:
 
     def release(self) -> None:
         """Let go of the figure and its pixels (a run has ended and its picture is kept as
-        PNG bytes); the grid stays, so a later redraw draws it again without computing it."""
+        PNG bytes), and of the evaluator's bound runs; the grid's losses stay, so a later
+        redraw draws it again without computing it."""
         self.figure = None
+        if self.evaluator is not None:
+            self.evaluator.release()
 
     def png(self, trainer: GradientDescent, run: object, final: bool, *,
             label: str = "descent", beside: tuple[str, GradientDescent] | None = None

@@ -279,11 +279,15 @@ class TrainingPanel:
             self.release()
 
     def release(self) -> None:
-        """Let go of the figures (not of the pictures drawn, nor of the words for them)."""
+        """Let go of the figures (not of the pictures drawn, nor of the words for them), and
+        of the trainers' bound runs (the next step binds them again)."""
         self.live_curve.release()
         self.live_landscape.release()
         if self.live_boundary is not None:
             self.live_boundary.release()
+        for trainer in (self.session.trainer, self.session.reference):
+            if trainer is not None:
+                trainer.release()
         memory.collect_soon()
 
     def redraw(self) -> None:
