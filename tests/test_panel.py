@@ -111,6 +111,38 @@ def test_state_machine_idle_running_stopped_running_done() -> None:
     assert "Train starts over" in panel.message_html.value
 
 
+def _focus_log(panel: TrainingPanel) -> list[str]:
+    """The buttons the panel gives the keyboard's focus to, in order."""
+    focused: list[str] = []
+    for button in (panel.train_button, panel.stop_button, panel.reset_button):
+        button.focus = lambda b=button: focused.append(b.description)  # type: ignore[method-assign]
+    return focused
+
+
+def test_the_focus_goes_to_the_button_that_undoes_a_press() -> None:
+    """Train and Stop disable themselves, and a browser drops the focus of a disabled
+    button: it goes to the other one (WCAG 2.4.3), once the state has changed."""
+    panel = make_panel()
+    focused = _focus_log(panel)
+
+    async def scenario() -> None:
+        panel.train_button.click()
+        assert focused == ["Stop"]
+        await spin()
+        assert focused == ["Stop"]  # a progress update changes nothing
+        panel.stop_button.click()
+        await spin()
+
+    asyncio.run(scenario())
+    assert focused == ["Stop", "Train"] and panel.state == "stopped"
+    # a run that ends at once (not live): Train is enabled again and keeps the focus
+    quick = make_panel(live=False, max_iter=3)
+    focused = _focus_log(quick)
+    quick.train_button.click()
+    assert quick.state == "done" and focused == ["Train"]
+    assert quick._focus_after is None  # nothing left to move the focus later
+
+
 def test_stop_mid_run_really_stops() -> None:
     panel = make_panel()
 

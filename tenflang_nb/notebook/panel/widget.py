@@ -155,8 +155,13 @@ class TrainingPanel:
         self.stop_button = widgets.Button(description="Stop", icon="stop")
         self.reset_button = widgets.Button(description="Reset", icon="undo",
                                            tooltip="restore the initial weights")
-        self.train_button.on_click(lambda _button: self.session.train())
-        self.stop_button.on_click(lambda _button: self.session.stop())
+        # a button pressed is disabled by what it starts or stops, and the browser drops the
+        # focus of a disabled button: it goes to the button that undoes it (WCAG 2.4.3)
+        self._focus_after: tuple[str, widgets.Button, widgets.Button] | None = None
+        self.train_button.on_click(lambda _button: self._press(
+            self.train_button, self.stop_button, self.session.train))
+        self.stop_button.on_click(lambda _button: self._press(
+            self.stop_button, self.train_button, self.session.stop))
         self.reset_button.on_click(lambda _button: self.session.reset())
         self.status_html = widgets.HTML()
         # a live region told only when the state changes: started, converged, stopped, an
@@ -242,6 +247,7 @@ class TrainingPanel:
         self.train_button.disabled = state == "running"
         self.stop_button.disabled = state != "running"
         self.reset_button.disabled = state == "idle"
+        self._refocus()
         self.train_button.tooltip = self.session.train_action
         self.status_html.value = f"<code>{html.escape(self.status)}</code>"
         key, sentence = self.session.announcement()
@@ -254,6 +260,29 @@ class TrainingPanel:
             self.trainer.weights if self.trainer is not None else {})
         if redraw:
             self.redraw()
+
+    def _press(self, pressed: widgets.Button, undo: widgets.Button,
+               action: Callable[[], None]) -> None:
+        """Run ``action``; once the state has changed, the focus goes to ``undo`` (or back to
+        ``pressed`` when the change is already over: a run that ended at once)."""
+        self._focus_after = None  # a run in this call (not live) moves no focus half-way
+        state = self.session.state
+        action()
+        self._focus_after = (state, pressed, undo)
+        self._refocus()
+        if self.session.state != "running":  # nothing goes on that could change it later
+            self._focus_after = None
+
+    def _refocus(self) -> None:
+        if self._focus_after is None:
+            return
+        state, pressed, undo = self._focus_after
+        if self.session.state == state:
+            return
+        self._focus_after = None
+        target = undo if not undo.disabled else pressed
+        if not target.disabled:
+            target.focus()
 
     def progress(self) -> None:
         """A live chunk ran: the status now, the pictures when a redraw is due."""
