@@ -205,8 +205,8 @@ def notebooks_folder() -> Iterator[None]:
     os.chdir(here)
 
 
-@pytest.mark.parametrize("student", [STUDENTS[0], pytest.param(STUDENTS[1],
-                                                                marks=pytest.mark.slow)])
+@pytest.mark.slow  # the kernel's side alone is in tests/test_grading.py's fast tests
+@pytest.mark.parametrize("student", STUDENTS[:2])
 def test_the_kernel_measures_what_the_grader_measures(ip: Any, notebooks_folder: None,
                                                       monkeypatch: pytest.MonkeyPatch,
                                                       student: str) -> None:

@@ -21,8 +21,8 @@ from tenflang_nb.notebook.grading_mode import GRADING
 
 SECRET = "a course's secret"
 STUDENTS = [f"student{k:02d}" for k in range(40)]
-# a class of 12 in the fast lane, of 40 in the slow one (each student grades every check)
-CLASSES = [pytest.param(STUDENTS[:12], id="12 students"),
+# a class of 8 in the fast lane, of 40 in the slow one (each student grades every check)
+CLASSES = [pytest.param(STUDENTS[:8], id="8 students"),
            pytest.param(STUDENTS, id="40 students", marks=pytest.mark.slow)]
 
 
