@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import urllib.error
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -211,17 +212,23 @@ def test_stepper_in_jupyterlab(lab: LabServer, page: Page) -> None:
     deadline = time.monotonic() + 60
     pressed = 0.0
     saved: dict[str, Any] = {}
+    refused = ""
     while time.monotonic() < deadline:
         if time.monotonic() - pressed > 5:
             page.keyboard.press("Control+s")
             pressed = time.monotonic()
-        saved = lab.api(f"api/contents/{notebook}?content=1")
+        try:
+            saved = lab.api(f"api/contents/{notebook}?content=1")
+        except urllib.error.HTTPError as err:  # read while the server saves it (CI, once)
+            refused = f"; the last read was refused: {err.code} {err.read()[:300]!r}"
+            time.sleep(0.25)
+            continue
         outputs = saved["content"]["cells"][1]["outputs"]
         if outputs and "tf-step-data" in json.dumps(outputs):
             break
         time.sleep(0.25)
     else:
-        raise AssertionError("the notebook was not saved with its stepper")
+        raise AssertionError("the notebook was not saved with its stepper" + refused)
     page.reload()
     page.locator(".jp-Notebook .jp-Cell").first.wait_for()
     reopened = page.locator(".jp-OutputArea-output .tf-stepper").first
