@@ -163,6 +163,22 @@ class Curvature:
         with single_threaded_blas():
             return self.layout.weights(self._pass(flat, "for this direction", True)[2])
 
+    def hessian(self) -> np.ndarray:
+        """The whole Hessian of the mean loss at the current weights, one ``H v`` per weight
+        number (over the weights flattened in their order; for small models: n products).
+
+        >>> from tenflang_nb.core import api
+        >>> text = ("declare input x\\ndeclare weight a\\ndeclare weight b\\ndeclare loss L\\n"
+        ...         "declare intvar e\\ndefine e = mul a x\\ndefine L = mul e b\\n")
+        >>> api.curvature(text, {"x": [2.0]}, {"a": 1.0, "b": 1.0}).hessian()  # L = a x b
+        array([[0., 2.],
+               [2., 0.]])
+        """
+        with single_threaded_blas():
+            columns = [self._pass(e, "for this direction", True)[2]
+                       for e in np.eye(self.layout.size)]
+        return np.column_stack(columns)
+
     # ------------------------------------------------------------------ power iteration
 
     def top_eigenvalue(self, iterations: int = 300, tol: float = 1e-6, seed: int = 0) -> Eigen:

@@ -306,7 +306,14 @@ class Grader:
 
     def _measurement(self, call: ast.Call) -> tuple[str, float, dict[str, Any]]:
         """A ``check_measured`` call's answer name, the right number for this student
-        (measured here), and its rounding and hint."""
+        (measured here, once per check: a measurement may train hundreds of times), and its
+        rounding and hint."""
+        key = ast.dump(call)
+        if key not in self._measurements:
+            self._measurements[key] = self._measure(call)
+        return self._measurements[key]
+
+    def _measure(self, call: ast.Call) -> tuple[str, float, dict[str, Any]]:
         (name, measure), kw = _literals(call)
         found = MEASURES.get(measure)
         if found is None:
@@ -326,15 +333,8 @@ class Grader:
         drawn = self.examples[example] if example is not None else {}
         return name, found.measure(given, **{**drawn, **kw}), compared
 
-    def _measured_once(self, call: ast.Call) -> None:
-        # a measurement may train hundreds of times: once per check, for verdict and solve
-        key = ast.dump(call)
-        if key not in self._measurements:
-            self._measurements[key] = self._measurement(call)
-
     def _measured(self, call: ast.Call) -> str:
-        self._measured_once(call)
-        name, expected, compared = self._measurements[ast.dump(call)]
+        name, expected, compared = self._measurement(call)
         return measured_verdict(name, self._value(name), expected, **compared)
 
     def expected(self, name: str) -> float | None:
@@ -348,8 +348,7 @@ class Grader:
             for what, call in calls:
                 if what == "check_measured" and call.args and isinstance(
                         call.args[0], ast.Constant) and call.args[0].value == name:
-                    self._measured_once(call)
-                    return self._measurements[ast.dump(call)][1]
+                    return self._measurement(call)[1]
                 if what == "check_number" and len(call.args) > 1 and isinstance(
                         call.args[0], ast.Constant) and call.args[0].value == name:
                     return float(evaluate(call.args[1], {},

@@ -53,11 +53,7 @@ def lr_limit(model: TenFlangModel, data: DataTable, *, scale: float = 1.0,
     inputs = set(model.program.names("input"))
     scaled = {name: column * scale if name in inputs else column
               for name, column in data.columns.items()}
-    curvature = model.curvature(scaled)
-    size = curvature.layout.size
-    hessian = np.column_stack([
-        curvature.layout.flat(curvature.hvp(curvature.layout.weights(np.eye(size)[i])))
-        for i in range(size)])
+    hessian = model.curvature(scaled).hessian()
     h_max = float(np.linalg.eigvalsh((hessian + hessian.T) / 2).max())
     # the limit itself is excluded (a step of 2 / h_max bounces forever); a rounding error of
     # the float division must not move it across a multiple of step
